@@ -1,0 +1,45 @@
+package dev.kdelay.schemas;
+
+/**
+ * Why a request was rejected. The name is the stable code written to the dead-letter record's
+ * {@link DelayHeaders#ERROR} header; clients may match on it.
+ */
+public enum RejectionReason {
+  /** The key is missing, not UTF-8, empty or longer than the id limit. */
+  BAD_ID,
+  /** {@code delay-action} names no known action. */
+  UNKNOWN_ACTION,
+  /** A schedule without {@code delay-target-topic}. */
+  MISSING_TARGET,
+  /** The target topic name is not a legal Kafka topic name. */
+  BAD_TARGET,
+  /** The target topic is not allowed: internal, kdelay's own, or outside the allowlist. */
+  TARGET_NOT_ALLOWED,
+  /** The target topic does not exist. */
+  UNKNOWN_TOPIC,
+  /** {@code delay-target-partition} is not a non-negative integer. */
+  BAD_PARTITION,
+  /** A schedule with none of {@code delay-fire-at}, {@code delay-after}, {@code delay-cron}. */
+  MISSING_TIME,
+  /** A time or duration header that cannot be parsed, or is out of range. */
+  BAD_TIME,
+  /** More than one of {@code delay-fire-at}, {@code delay-after}, {@code delay-cron}. */
+  CONFLICTING_TIMES,
+  /** The due time lies beyond the configured horizon. */
+  TOO_FAR,
+  /** The cron expression or cron type is invalid. */
+  BAD_CRON,
+  /** {@code delay-zone} is not a known time zone id. */
+  BAD_ZONE,
+  /** A header value that is not valid UTF-8, a repeated request header, or a bad option value. */
+  BAD_HEADER,
+  /** The payload or the headers exceed the configured limits. */
+  TOO_LARGE,
+  /**
+   * A newer request for the same id already applied (requests for an id apply in timestamp order;
+   * this one arrived late, typically through the reroute topic).
+   */
+  SUPERSEDED,
+  /** The action does not apply to the schedule's current state (pausing a one-shot, say). */
+  NOT_APPLICABLE
+}

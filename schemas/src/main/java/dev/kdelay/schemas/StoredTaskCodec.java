@@ -1,0 +1,236 @@
+package dev.kdelay.schemas;
+
+import java.nio.BufferUnderflowException;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
+import java.time.DateTimeException;
+import java.time.ZoneId;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalInt;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+
+/**
+ * The binary form of a {@link StoredTask}, the value of the task store and of its changelog.
+ *
+ * <p>Layout of version 1, all integers big-endian; {@code str} is an {@code i32} byte length and
+ * UTF-8 bytes, {@code bytes} an {@code i32} length ({@value #NULL_LENGTH} for null) and the bytes:
+ *
+ * <pre>
+ * u8     version              = {@value #VERSION_1}
+ * u8     flags                bit 0 {@value #FLAG_TARGET_KEY}: target key present
+ *                             bit 1 {@value #FLAG_PARTITION}: target partition present
+ *                             bit 2 {@value #FLAG_PAYLOAD}: payload present (absent: tombstone)
+ *                             bit 3 {@value #FLAG_CRON}: recurring (cron) schedule
+ * str    target topic
+ * bytes  target key           if FLAG_TARGET_KEY
+ * i32    target partition     if FLAG_PARTITION
+ * bytes  payload              if FLAG_PAYLOAD
+ * i32    carried header count, then per header: str name, bytes value
+ * i64    due ms               one-shot only
+ * str    cron expression      cron only, and the next six fields
+ * u8     cron flavour         (CronFlavor ordinal)
+ * str    zone id
+ * i64    start at ms          (Long.MIN_VALUE: none)
+ * i64    end at ms            (Long.MAX_VALUE: none)
+ * i64    max fires            (0: unlimited)
+ * u8     misfire              (Misfire ordinal)
+ * i64    occurrence           1-based
+ * </pre>
+ *
+ * <p>A reader rejects versions it does not know rather than guessing; a new layout gets a new
+ * version byte and readers keep decoding the old ones.
+ */
+public final class StoredTaskCodec {
+
+  /** The version byte of the layout above. */
+  public static final byte VERSION_1 = 1;
+
+  static final int FLAG_TARGET_KEY = 0x01;
+  static final int FLAG_PARTITION = 0x02;
+  static final int FLAG_PAYLOAD = 0x04;
+  static final int FLAG_CRON = 0x08;
+  static final int NULL_LENGTH = -1;
+
+  private StoredTaskCodec() {}
+
+  /**
+   * Encodes a task.
+   *
+   * @param task the task
+   * @return its binary form
+   */
+  public static byte[] encode(StoredTask task) {
+    Schedule schedule = task.schedule();
+    Target target = schedule.target();
+    Writer out = new Writer();
+    out.u8(VERSION_1);
+    out.u8(flags(schedule));
+    out.str(target.topic());
+    if (target.key() != null) {
+      out.bytes(target.key());
+    }
+    if (target.partition().isPresent()) {
+      out.i32(target.partition().getAsInt());
+    }
+    if (schedule.payload() != null) {
+      out.bytes(schedule.payload());
+    }
+    out.i32(schedule.headers().size());
+    for (Header header : schedule.headers()) {
+      out.str(header.key());
+      out.bytes(header.value());
+    }
+    if (schedule.timing() instanceof CronSpec cron) {
+      writeCron(out, cron);
+    } else {
+      out.i64(((Timing.Once) schedule.timing()).dueMs());
+    }
+    out.i64(task.occurrence());
+    return out.toByteArray();
+  }
+
+  /**
+   * Decodes a task.
+   *
+   * @param data the binary form
+   * @return the task
+   * @throws IllegalArgumentException if the version is unknown or the data is malformed
+   */
+  public static StoredTask decode(byte[] data) {
+    ByteBuffer in = ByteBuffer.wrap(data);
+    try {
+      byte version = in.get();
+      if (version != VERSION_1) {
+        throw new IllegalArgumentException(
+            "unknown stored task version " + version + "; this reader knows " + VERSION_1);
+      }
+      int flags = in.get();
+      String topic = str(in);
+      byte[] key = (flags & FLAG_TARGET_KEY) != 0 ? bytes(in) : null;
+      OptionalInt partition =
+          (flags & FLAG_PARTITION) != 0 ? OptionalInt.of(in.getInt()) : OptionalInt.empty();
+      byte[] payload = (flags & FLAG_PAYLOAD) != 0 ? bytes(in) : null;
+      List<Header> headers = headers(in);
+      Timing timing = (flags & FLAG_CRON) != 0 ? readCron(in) : new Timing.Once(in.getLong());
+      long occurrence = in.getLong();
+      if (in.hasRemaining()) {
+        throw new IllegalArgumentException(in.remaining() + " trailing bytes in stored task");
+      }
+      Schedule schedule = new Schedule(new Target(topic, key, partition), timing, payload, headers);
+      return new StoredTask(schedule, occurrence);
+    } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
+      throw new IllegalArgumentException("malformed stored task: " + e, e);
+    }
+  }
+
+  private static int flags(Schedule schedule) {
+    Target target = schedule.target();
+    return (target.key() != null ? FLAG_TARGET_KEY : 0)
+        | (target.partition().isPresent() ? FLAG_PARTITION : 0)
+        | (schedule.payload() != null ? FLAG_PAYLOAD : 0)
+        | (schedule.recurring() ? FLAG_CRON : 0);
+  }
+
+  private static void writeCron(Writer out, CronSpec cron) {
+    out.str(cron.expression());
+    out.u8(cron.flavor().ordinal());
+    out.str(cron.zone().getId());
+    out.i64(cron.startAtMs());
+    out.i64(cron.endAtMs());
+    out.i64(cron.maxFires());
+    out.u8(cron.misfire().ordinal());
+  }
+
+  private static CronSpec readCron(ByteBuffer in) {
+    String expression = str(in);
+    CronFlavor flavor = CronFlavor.values()[in.get()];
+    ZoneId zone = ZoneId.of(str(in));
+    long startAt = in.getLong();
+    long endAt = in.getLong();
+    long maxFires = in.getLong();
+    Misfire misfire = Misfire.values()[in.get()];
+    return new CronSpec(expression, flavor, zone, startAt, endAt, maxFires, misfire);
+  }
+
+  private static List<Header> headers(ByteBuffer in) {
+    int count = in.getInt();
+    if (count < 0 || count > in.remaining()) {
+      throw new IllegalArgumentException("bad header count " + count);
+    }
+    List<Header> headers = new ArrayList<>(count);
+    for (int i = 0; i < count; i++) {
+      headers.add(new RecordHeader(str(in), bytes(in)));
+    }
+    return headers;
+  }
+
+  private static String str(ByteBuffer in) {
+    byte[] utf8 = bytes(in);
+    if (utf8 == null) {
+      throw new IllegalArgumentException("null string");
+    }
+    return new String(utf8, StandardCharsets.UTF_8);
+  }
+
+  private static byte[] bytes(ByteBuffer in) {
+    int length = in.getInt();
+    if (length == NULL_LENGTH) {
+      return null;
+    }
+    if (length < 0 || length > in.remaining()) {
+      throw new IllegalArgumentException("bad length " + length);
+    }
+    byte[] bytes = new byte[length];
+    in.get(bytes);
+    return bytes;
+  }
+
+  /** A growable big-endian writer; sized for the common case of a small payload. */
+  private static final class Writer {
+    private ByteBuffer buffer = ByteBuffer.allocate(256);
+
+    void u8(int value) {
+      ensure(1).put((byte) value);
+    }
+
+    void i32(int value) {
+      ensure(4).putInt(value);
+    }
+
+    void i64(long value) {
+      ensure(8).putLong(value);
+    }
+
+    void str(String value) {
+      bytes(value.getBytes(StandardCharsets.UTF_8));
+    }
+
+    void bytes(byte[] value) {
+      if (value == null) {
+        i32(NULL_LENGTH);
+        return;
+      }
+      ensure(4 + value.length).putInt(value.length).put(value);
+    }
+
+    private ByteBuffer ensure(int more) {
+      if (buffer.remaining() < more) {
+        int capacity = Math.max(buffer.capacity() * 2, buffer.position() + more);
+        ByteBuffer grown = ByteBuffer.allocate(capacity);
+        buffer.flip();
+        grown.put(buffer);
+        buffer = grown;
+      }
+      return buffer;
+    }
+
+    byte[] toByteArray() {
+      byte[] out = new byte[buffer.position()];
+      buffer.flip();
+      buffer.get(out);
+      return out;
+    }
+  }
+}

@@ -1,0 +1,483 @@
+package dev.kdelay.topology;
+
+import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
+import static org.apache.kafka.common.config.ConfigDef.Range.between;
+
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Properties;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.AbstractConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Importance;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * Configuration of kdelay, declared with Kafka's {@link ConfigDef}.
+ *
+ * <p>Keys under {@code delay.} are kdelay's own. Every other key is a Kafka property (client,
+ * Streams, security) and is passed through to Kafka Streams unchanged, so TLS and SASL settings
+ * reach every client the service creates. Environment variables map to keys by lower-casing and
+ * replacing {@code _} with {@code .}: {@code DELAY_REQUESTS_TOPIC} is {@code delay.requests.topic}.
+ *
+ * <pre>{@code
+ * DelayConfig config = new DelayConfig(Map.of(
+ *     DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092",
+ *     DelayConfig.REQUESTS_TOPIC_CONFIG, "delay-requests"));
+ * Topology topology = DelayTopology.build(config);
+ * KafkaStreams streams = new KafkaStreams(topology, config.streamsProperties());
+ * }</pre>
+ */
+public final class DelayConfig extends AbstractConfig {
+
+  public static final String BOOTSTRAP_SERVERS_CONFIG = "delay.bootstrap.servers";
+  private static final String BOOTSTRAP_SERVERS_DOC =
+      "Kafka bootstrap servers. Empty: the service starts an embedded single-node broker.";
+
+  public static final String APPLICATION_ID_CONFIG = "delay.application.id";
+  private static final String APPLICATION_ID_DOC =
+      "Kafka Streams application id. Instances with the same id share the work.";
+
+  public static final String STATE_DIR_CONFIG = "delay.state.dir";
+  private static final String STATE_DIR_DOC = "Directory of the local RocksDB state stores.";
+
+  public static final String REQUESTS_TOPIC_CONFIG = "delay.requests.topic";
+  private static final String REQUESTS_TOPIC_DOC = "Topic schedule requests are read from.";
+
+  public static final String DLQ_TOPIC_CONFIG = "delay.dlq.topic";
+  private static final String DLQ_TOPIC_DOC = "Dead-letter topic rejected requests are written to.";
+
+  public static final String REROUTE_TOPIC_CONFIG = "delay.reroute.topic";
+  private static final String REROUTE_TOPIC_DOC =
+      "Topic that carries requests which arrived on a partition other than the one their id hashes"
+          + " to (clients with another partitioner), to the partition that owns the id. Empty:"
+          + " '<requests topic>-rerouted'. Same partition count as the requests topic.";
+
+  public static final String REQUESTS_PARTITIONS_CONFIG = "delay.requests.partitions";
+  private static final String REQUESTS_PARTITIONS_DOC =
+      "Partition count of the requests topic; the service sets it from the broker's metadata.";
+
+  public static final String TARGET_TOPIC_ALLOW_CONFIG = "delay.target.topic.allow";
+  private static final String TARGET_TOPIC_ALLOW_DOC =
+      "Regular expression a target topic must match in full. Kafka-internal topics and kdelay's"
+          + " own topics are never valid targets, whatever this allows.";
+
+  public static final String HORIZON_CONFIG = "delay.horizon.ms";
+  private static final String HORIZON_DOC =
+      "Furthest a due time may lie in the future, in milliseconds; later ones are rejected.";
+
+  public static final String PUNCTUATE_INTERVAL_CONFIG = "delay.punctuate.interval.ms";
+  private static final String PUNCTUATE_INTERVAL_DOC =
+      "How often, in wall-clock milliseconds, each task looks for due work. A look that finds"
+          + " nothing due costs no disk access.";
+
+  public static final String MAX_FIRES_PER_PUNCTUATION_CONFIG = "delay.max.fires.per.punctuation";
+  private static final String MAX_FIRES_PER_PUNCTUATION_DOC =
+      "Most tasks one punctuation fires, so that polling, heartbeats and commits keep flowing"
+          + " under a backlog; the rest fire in the next punctuation.";
+
+  public static final String COMMIT_INTERVAL_CONFIG = "delay.commit.interval.ms";
+  private static final String COMMIT_INTERVAL_DOC =
+      "Kafka Streams commit interval for request intake. Fired records do not wait for it: a"
+          + " punctuation that fired anything asks for a commit at once.";
+
+  public static final String POLL_CONFIG = "delay.poll.ms";
+  private static final String POLL_DOC =
+      "Longest the stream thread blocks waiting for requests; bounds how late a punctuation runs"
+          + " when no requests arrive.";
+
+  public static final String BUCKET_WIDTH_CONFIG = "delay.bucket.width.ms";
+  private static final String BUCKET_WIDTH_DOC =
+      "Width of the time buckets of the task store; a drained bucket is removed as a whole.";
+
+  public static final String MAX_ID_BYTES_CONFIG = "delay.max.id.bytes";
+  private static final String MAX_ID_BYTES_DOC = "Longest schedule id, in UTF-8 bytes.";
+
+  public static final String MAX_PAYLOAD_BYTES_CONFIG = "delay.max.payload.bytes";
+  private static final String MAX_PAYLOAD_BYTES_DOC = "Largest payload, in bytes.";
+
+  public static final String MAX_HEADERS_CONFIG = "delay.max.headers";
+  private static final String MAX_HEADERS_DOC = "Most headers one request may carry.";
+
+  public static final String PROCESSING_GUARANTEE_CONFIG = "delay.processing.guarantee";
+  private static final String PROCESSING_GUARANTEE_DOC =
+      "exactly_once_v2 (default) or at_least_once. In at_least_once a repeated fire carries the"
+          + " same idempotency key.";
+
+  public static final String NUM_STREAM_THREADS_CONFIG = "delay.num.stream.threads";
+  private static final String NUM_STREAM_THREADS_DOC = "Stream threads per instance.";
+
+  public static final String NUM_STANDBY_REPLICAS_CONFIG = "delay.num.standby.replicas";
+  private static final String NUM_STANDBY_REPLICAS_DOC =
+      "Warm copies of each task's state on other instances, for faster failover.";
+
+  public static final String ROCKSDB_BLOCK_CACHE_BYTES_CONFIG = "delay.rocksdb.block.cache.bytes";
+  private static final String ROCKSDB_BLOCK_CACHE_BYTES_DOC =
+      "Off-heap block cache shared by every RocksDB store of the instance.";
+
+  public static final String ROCKSDB_WRITE_BUFFER_BYTES_CONFIG = "delay.rocksdb.write.buffer.bytes";
+  private static final String ROCKSDB_WRITE_BUFFER_BYTES_DOC =
+      "Off-heap memtable budget shared by every RocksDB store of the instance, counted against"
+          + " the block cache.";
+
+  public static final String CANCEL_RETENTION_CONFIG = "delay.cancel.retention.ms";
+  private static final String CANCEL_RETENTION_DOC =
+      "How long a cancel is remembered, so that an older schedule for the same id arriving late"
+          + " (from a client with another partitioner) cannot revive it.";
+
+  public static final String HTTP_PORT_CONFIG = "delay.http.port";
+  private static final String HTTP_PORT_DOC =
+      "Port of the service's HTTP endpoints; 0 disables them.";
+
+  public static final String EMBEDDED_DATA_DIR_CONFIG = "delay.embedded.data.dir";
+  private static final String EMBEDDED_DATA_DIR_DOC =
+      "Data directory of the embedded broker started when no bootstrap servers are given.";
+
+  public static final String TOPIC_PARTITIONS_CONFIG = "delay.topic.partitions";
+  private static final String TOPIC_PARTITIONS_DOC =
+      "Partitions of the requests, reroute and dead-letter topics when the service creates them.";
+
+  public static final String TOPIC_REPLICATION_FACTOR_CONFIG = "delay.topic.replication.factor";
+  private static final String TOPIC_REPLICATION_FACTOR_DOC =
+      "Replication factor of the topics the service creates; -1 means the broker default.";
+
+  private static final ConfigDef CONFIG_DEF =
+      new ConfigDef()
+          .define(BOOTSTRAP_SERVERS_CONFIG, Type.STRING, "", Importance.HIGH, BOOTSTRAP_SERVERS_DOC)
+          .define(
+              APPLICATION_ID_CONFIG,
+              Type.STRING,
+              "kdelay",
+              new ConfigDef.NonEmptyString(),
+              Importance.HIGH,
+              APPLICATION_ID_DOC)
+          .define(STATE_DIR_CONFIG, Type.STRING, "data/streams", Importance.HIGH, STATE_DIR_DOC)
+          .define(
+              REQUESTS_TOPIC_CONFIG,
+              Type.STRING,
+              "delay-requests",
+              new ConfigDef.NonEmptyString(),
+              Importance.HIGH,
+              REQUESTS_TOPIC_DOC)
+          .define(
+              DLQ_TOPIC_CONFIG,
+              Type.STRING,
+              "delay-dlq",
+              new ConfigDef.NonEmptyString(),
+              Importance.HIGH,
+              DLQ_TOPIC_DOC)
+          .define(REROUTE_TOPIC_CONFIG, Type.STRING, "", Importance.LOW, REROUTE_TOPIC_DOC)
+          .define(
+              REQUESTS_PARTITIONS_CONFIG,
+              Type.INT,
+              1,
+              atLeast(1),
+              Importance.LOW,
+              REQUESTS_PARTITIONS_DOC)
+          .define(
+              TARGET_TOPIC_ALLOW_CONFIG,
+              Type.STRING,
+              ".*",
+              DelayConfig::validateRegex,
+              Importance.HIGH,
+              TARGET_TOPIC_ALLOW_DOC)
+          .define(
+              HORIZON_CONFIG,
+              Type.LONG,
+              Duration.ofDays(3653).toMillis(),
+              atLeast(1),
+              Importance.MEDIUM,
+              HORIZON_DOC)
+          .define(
+              PUNCTUATE_INTERVAL_CONFIG,
+              Type.LONG,
+              5L,
+              between(1, 60_000),
+              Importance.MEDIUM,
+              PUNCTUATE_INTERVAL_DOC)
+          .define(
+              MAX_FIRES_PER_PUNCTUATION_CONFIG,
+              Type.INT,
+              2_000,
+              atLeast(1),
+              Importance.MEDIUM,
+              MAX_FIRES_PER_PUNCTUATION_DOC)
+          .define(
+              COMMIT_INTERVAL_CONFIG,
+              Type.LONG,
+              100L,
+              atLeast(1),
+              Importance.MEDIUM,
+              COMMIT_INTERVAL_DOC)
+          .define(POLL_CONFIG, Type.LONG, 5L, between(0, 1_000), Importance.LOW, POLL_DOC)
+          .define(
+              BUCKET_WIDTH_CONFIG,
+              Type.LONG,
+              Duration.ofMinutes(1).toMillis(),
+              atLeast(1),
+              Importance.LOW,
+              BUCKET_WIDTH_DOC)
+          .define(
+              MAX_ID_BYTES_CONFIG,
+              Type.INT,
+              1024,
+              between(1, 1024),
+              Importance.MEDIUM,
+              MAX_ID_BYTES_DOC)
+          .define(
+              MAX_PAYLOAD_BYTES_CONFIG,
+              Type.INT,
+              1024 * 1024,
+              atLeast(0),
+              Importance.MEDIUM,
+              MAX_PAYLOAD_BYTES_DOC)
+          .define(MAX_HEADERS_CONFIG, Type.INT, 64, atLeast(0), Importance.MEDIUM, MAX_HEADERS_DOC)
+          .define(
+              PROCESSING_GUARANTEE_CONFIG,
+              Type.STRING,
+              StreamsConfig.EXACTLY_ONCE_V2,
+              ConfigDef.ValidString.in(StreamsConfig.EXACTLY_ONCE_V2, StreamsConfig.AT_LEAST_ONCE),
+              Importance.MEDIUM,
+              PROCESSING_GUARANTEE_DOC)
+          .define(
+              NUM_STREAM_THREADS_CONFIG,
+              Type.INT,
+              1,
+              atLeast(1),
+              Importance.MEDIUM,
+              NUM_STREAM_THREADS_DOC)
+          .define(
+              NUM_STANDBY_REPLICAS_CONFIG,
+              Type.INT,
+              0,
+              atLeast(0),
+              Importance.MEDIUM,
+              NUM_STANDBY_REPLICAS_DOC)
+          .define(
+              ROCKSDB_BLOCK_CACHE_BYTES_CONFIG,
+              Type.LONG,
+              64L * 1024 * 1024,
+              atLeast(1024 * 1024),
+              Importance.LOW,
+              ROCKSDB_BLOCK_CACHE_BYTES_DOC)
+          .define(
+              ROCKSDB_WRITE_BUFFER_BYTES_CONFIG,
+              Type.LONG,
+              32L * 1024 * 1024,
+              atLeast(1024 * 1024),
+              Importance.LOW,
+              ROCKSDB_WRITE_BUFFER_BYTES_DOC)
+          .define(
+              CANCEL_RETENTION_CONFIG,
+              Type.LONG,
+              Duration.ofHours(1).toMillis(),
+              atLeast(0),
+              Importance.LOW,
+              CANCEL_RETENTION_DOC)
+          .define(
+              HTTP_PORT_CONFIG, Type.INT, 8080, between(0, 65535), Importance.MEDIUM, HTTP_PORT_DOC)
+          .define(
+              EMBEDDED_DATA_DIR_CONFIG,
+              Type.STRING,
+              "data/kafka",
+              Importance.LOW,
+              EMBEDDED_DATA_DIR_DOC)
+          .define(
+              TOPIC_PARTITIONS_CONFIG,
+              Type.INT,
+              6,
+              atLeast(1),
+              Importance.MEDIUM,
+              TOPIC_PARTITIONS_DOC)
+          .define(
+              TOPIC_REPLICATION_FACTOR_CONFIG,
+              Type.SHORT,
+              (short) -1,
+              Importance.MEDIUM,
+              TOPIC_REPLICATION_FACTOR_DOC);
+
+  private final Pattern targetTopicAllow;
+
+  /**
+   * Creates a configuration.
+   *
+   * @param originals {@code delay.*} keys and Kafka properties; unknown {@code delay.*} keys are
+   *     rejected
+   * @throws ConfigException if a value is invalid or a {@code delay.*} key is unknown
+   */
+  public DelayConfig(Map<?, ?> originals) {
+    super(CONFIG_DEF, originals, false);
+    for (Object key : originals.keySet()) {
+      String name = String.valueOf(key);
+      if (name.startsWith("delay.") && !CONFIG_DEF.names().contains(name)) {
+        throw new ConfigException(name, originals.get(key), "unknown kdelay configuration key");
+      }
+    }
+    this.targetTopicAllow = Pattern.compile(getString(TARGET_TOPIC_ALLOW_CONFIG));
+  }
+
+  /**
+   * A copy of this configuration with one key set, such as the partition count the service reads
+   * from the broker.
+   *
+   * @param key a configuration key
+   * @param value its new value
+   * @return a new configuration
+   */
+  public DelayConfig with(String key, Object value) {
+    Map<String, Object> copy = new HashMap<>(originals());
+    copy.put(key, value);
+    return new DelayConfig(copy);
+  }
+
+  /** The definition of every {@code delay.*} key, for documentation and extension. */
+  public static ConfigDef configDef() {
+    return new ConfigDef(CONFIG_DEF);
+  }
+
+  /**
+   * The configuration key an environment variable maps to: {@code DELAY_REQUESTS_TOPIC} is {@code
+   * delay.requests.topic}.
+   */
+  public static String keyOfEnvironmentVariable(String variable) {
+    return variable.toLowerCase(java.util.Locale.ROOT).replace('_', '.');
+  }
+
+  public String bootstrapServers() {
+    return getString(BOOTSTRAP_SERVERS_CONFIG);
+  }
+
+  public String applicationId() {
+    return getString(APPLICATION_ID_CONFIG);
+  }
+
+  public String requestsTopic() {
+    return getString(REQUESTS_TOPIC_CONFIG);
+  }
+
+  public String dlqTopic() {
+    return getString(DLQ_TOPIC_CONFIG);
+  }
+
+  /** The reroute topic; defaults to {@code <requests topic>-rerouted}. */
+  public String rerouteTopic() {
+    String configured = getString(REROUTE_TOPIC_CONFIG);
+    return configured.isEmpty() ? requestsTopic() + "-rerouted" : configured;
+  }
+
+  public int requestsPartitions() {
+    return getInt(REQUESTS_PARTITIONS_CONFIG);
+  }
+
+  public Pattern targetTopicAllow() {
+    return targetTopicAllow;
+  }
+
+  public long horizonMs() {
+    return getLong(HORIZON_CONFIG);
+  }
+
+  public Duration punctuateInterval() {
+    return Duration.ofMillis(getLong(PUNCTUATE_INTERVAL_CONFIG));
+  }
+
+  public int maxFiresPerPunctuation() {
+    return getInt(MAX_FIRES_PER_PUNCTUATION_CONFIG);
+  }
+
+  public long bucketWidthMs() {
+    return getLong(BUCKET_WIDTH_CONFIG);
+  }
+
+  public int maxIdBytes() {
+    return getInt(MAX_ID_BYTES_CONFIG);
+  }
+
+  public int maxPayloadBytes() {
+    return getInt(MAX_PAYLOAD_BYTES_CONFIG);
+  }
+
+  public long cancelRetentionMs() {
+    return getLong(CANCEL_RETENTION_CONFIG);
+  }
+
+  public int httpPort() {
+    return getInt(HTTP_PORT_CONFIG);
+  }
+
+  public String embeddedDataDir() {
+    return getString(EMBEDDED_DATA_DIR_CONFIG);
+  }
+
+  public int topicPartitions() {
+    return getInt(TOPIC_PARTITIONS_CONFIG);
+  }
+
+  public short topicReplicationFactor() {
+    return getShort(TOPIC_REPLICATION_FACTOR_CONFIG);
+  }
+
+  public int maxHeaders() {
+    return getInt(MAX_HEADERS_CONFIG);
+  }
+
+  /** Kafka properties given in the configuration: every key outside {@code delay.}. */
+  public Map<String, Object> kafkaProperties() {
+    Map<String, Object> kafka = new HashMap<>();
+    originals()
+        .forEach(
+            (key, value) -> {
+              if (!key.startsWith("delay.")) {
+                kafka.put(key, value);
+              }
+            });
+    return kafka;
+  }
+
+  /**
+   * The Kafka Streams configuration of the service: kdelay's tuning first, then every pass-through
+   * Kafka property, which wins where both set a key.
+   */
+  public Properties streamsProperties() {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId());
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, getString(STATE_DIR_CONFIG));
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, getString(PROCESSING_GUARANTEE_CONFIG));
+    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, getInt(NUM_STREAM_THREADS_CONFIG));
+    props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, getInt(NUM_STANDBY_REPLICAS_CONFIG));
+    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, getLong(COMMIT_INTERVAL_CONFIG));
+    // The stream thread blocks in poll() for at most poll.ms; wall-clock punctuations can only
+    // run between polls, so this bounds how late an idle instance notices a due task.
+    props.put(StreamsConfig.POLL_MS_CONFIG, getLong(POLL_CONFIG));
+    // The request and reroute topics need no timestamp alignment between them: order per id is
+    // decided by request timestamps in the processor, so never idle waiting for the other one.
+    props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
+    // Fired records must reach read_committed consumers quickly: do not let the producer linger.
+    props.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 0);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
+    props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);
+    props.put(
+        BoundedMemoryRocksDbConfig.BLOCK_CACHE_BYTES_CONFIG,
+        getLong(ROCKSDB_BLOCK_CACHE_BYTES_CONFIG));
+    props.put(
+        BoundedMemoryRocksDbConfig.WRITE_BUFFER_BYTES_CONFIG,
+        getLong(ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
+    props.putAll(kafkaProperties());
+    return props;
+  }
+
+  private static void validateRegex(String name, Object value) {
+    try {
+      Pattern.compile(String.valueOf(value));
+    } catch (PatternSyntaxException e) {
+      throw new ConfigException(name, value, "not a valid regular expression: " + e.getMessage());
+    }
+  }
+}

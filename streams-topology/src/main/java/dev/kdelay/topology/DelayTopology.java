@@ -1,0 +1,97 @@
+package dev.kdelay.topology;
+
+import dev.kdelay.topology.internals.FiredKey;
+import dev.kdelay.topology.internals.Names;
+import dev.kdelay.topology.internals.RequestProcessor;
+import dev.kdelay.topology.internals.TimeBucketedStoreSupplier;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.processor.StreamPartitioner;
+import org.apache.kafka.streams.processor.TopicNameExtractor;
+import org.apache.kafka.streams.state.Stores;
+
+/**
+ * Builds kdelay's Kafka Streams topology.
+ *
+ * <pre>
+ *   requests ──┐                         ┌─▶ reroute topic   (requests on the wrong partition)
+ *              ├─▶ request-processor ────┼─▶ dead-letter     (rejected requests, with reason)
+ *   rerouted ──┘   [delay-tasks]         └─▶ target topics   (fired tasks, topic per record)
+ *                  [delay-schedules]
+ * </pre>
+ *
+ * <p>Both stores are changelogged, so pending tasks survive restarts and move with their partition.
+ * Drive the topology with {@code TopologyTestDriver}, or run it:
+ *
+ * <pre>{@code
+ * DelayConfig config = new DelayConfig(Map.of(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092"));
+ * try (KafkaStreams streams = new KafkaStreams(DelayTopology.build(config), config.streamsProperties())) {
+ *   streams.start();
+ *   ...
+ * }
+ * }</pre>
+ */
+public final class DelayTopology {
+
+  /** Name of the time-bucketed store of pending tasks. */
+  public static final String TASKS_STORE = Names.TASKS_STORE;
+
+  /** Name of the store that maps a schedule id to its state and due time. */
+  public static final String SCHEDULES_STORE = Names.SCHEDULES_STORE;
+
+  private DelayTopology() {}
+
+  /**
+   * Builds the topology.
+   *
+   * @param config the service configuration
+   * @return a topology ready for {@code new KafkaStreams(topology, config.streamsProperties())}
+   * @throws NullPointerException if config is null
+   */
+  public static Topology build(DelayConfig config) {
+    Objects.requireNonNull(config, "config cannot be null");
+    ByteArrayDeserializer bytesIn = new ByteArrayDeserializer();
+    ByteArraySerializer bytesOut = new ByteArraySerializer();
+    Serializer<FiredKey> firedKey = (topic, key) -> key.key();
+    TopicNameExtractor<FiredKey, byte[]> targetTopic = (key, value, context) -> key.topic();
+    StreamPartitioner<FiredKey, byte[]> targetPartition =
+        (topic, key, value, partitions) -> Optional.of(Set.of(key.partition()));
+
+    return new Topology()
+        .addSource(Names.REQUESTS_SOURCE, bytesIn, bytesIn, config.requestsTopic())
+        .addSource(Names.REROUTED_SOURCE, bytesIn, bytesIn, config.rerouteTopic())
+        .addProcessor(
+            Names.PROCESSOR,
+            () -> new RequestProcessor(config),
+            Names.REQUESTS_SOURCE,
+            Names.REROUTED_SOURCE)
+        .addStateStore(
+            TimeBucketedStoreSupplier.builder(Names.TASKS_STORE, config.bucketWidthMs()),
+            Names.PROCESSOR)
+        .addStateStore(
+            Stores.keyValueStoreBuilder(
+                    Stores.persistentKeyValueStore(Names.SCHEDULES_STORE),
+                    Serdes.Bytes(),
+                    Serdes.ByteArray())
+                .withLoggingEnabled(Map.of())
+                .withCachingDisabled(),
+            Names.PROCESSOR)
+        .addSink(Names.REROUTE_SINK, config.rerouteTopic(), bytesOut, bytesOut, Names.PROCESSOR)
+        .addSink(Names.DLQ_SINK, config.dlqTopic(), bytesOut, bytesOut, Names.PROCESSOR)
+        .addSink(Names.FIRE_SINK, targetTopic, firedKey, bytesOut, Names.PROCESSOR)
+        .addSink(
+            Names.FIRE_PARTITIONED_SINK,
+            targetTopic,
+            firedKey,
+            bytesOut,
+            targetPartition,
+            Names.PROCESSOR);
+  }
+}

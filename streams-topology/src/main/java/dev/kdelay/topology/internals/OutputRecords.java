@@ -1,0 +1,51 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.Schedule;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.processor.api.Record;
+
+/** Builds the records kdelay writes: fired records and dead letters. */
+final class OutputRecords {
+
+  private OutputRecords() {}
+
+  /**
+   * A fired record: the payload keyed by the target key, timestamped with the due time, with the
+   * carried headers followed by kdelay's fired headers.
+   */
+  static Record<FiredKey, byte[]> fired(
+      String id, Schedule schedule, long dueMs, long firedMs, long occurrence) {
+    Headers headers = new RecordHeaders();
+    for (Header carried : schedule.headers()) {
+      headers.add(carried);
+    }
+    headers.add(DelayHeaders.ID, utf8(id));
+    headers.add(DelayHeaders.IDEMPOTENCY_KEY, utf8(DelayHeaders.idempotencyKey(id, dueMs)));
+    headers.add(DelayHeaders.DUE_AT, utf8(Long.toString(dueMs)));
+    headers.add(DelayHeaders.FIRED_AT, utf8(Long.toString(firedMs)));
+    if (schedule.recurring()) {
+      headers.add(DelayHeaders.OCCURRENCE, utf8(Long.toString(occurrence)));
+    }
+    byte[] key = schedule.target().key() != null ? schedule.target().key() : utf8(id);
+    int partition = schedule.target().partition().orElse(FiredKey.ANY_PARTITION);
+    FiredKey firedKey = new FiredKey(schedule.target().topic(), key, partition);
+    return new Record<>(firedKey, schedule.payload(), dueMs, headers);
+  }
+
+  /** A dead letter: the request as it came, plus the rejection code and message. */
+  static Record<byte[], byte[]> deadLetter(Record<byte[], byte[]> request, Rejection rejection) {
+    Headers headers = new RecordHeaders(request.headers().toArray());
+    headers.add(DelayHeaders.ERROR, utf8(rejection.reason().name()));
+    headers.add(DelayHeaders.ERROR_MESSAGE, utf8(rejection.message()));
+    return new Record<>(request.key(), request.value(), request.timestamp(), headers);
+  }
+
+  static byte[] utf8(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,120 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.schemas.DelayRequest;
+import dev.kdelay.schemas.ParseResult;
+import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.schemas.RequestLimits;
+import dev.kdelay.schemas.RequestParser;
+import dev.kdelay.topology.DelayConfig;
+import java.util.Optional;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.apache.kafka.streams.processor.api.RecordMetadata;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Applies schedule requests and fires due tasks, for one partition.
+ *
+ * <p>A request first goes to the partition its id hashes to (Kafka's murmur2), through the reroute
+ * topic if it arrived elsewhere. It is then parsed and checked; a bad one becomes a dead letter
+ * with its reason, a good one updates the schedules. A wall-clock {@link FirePunctuator} fires what
+ * is due.
+ *
+ * <p>Runs on the stream thread only.
+ */
+public final class RequestProcessor implements Processor<byte[], byte[], Object, Object> {
+
+  private static final Logger log = LoggerFactory.getLogger(RequestProcessor.class);
+
+  private final DelayConfig config;
+  private final RequestParser parser;
+  private final TargetPolicy targets;
+  private ProcessorContext<Object, Object> context;
+  private Schedules schedules;
+
+  /** Creates the processor of a configuration. */
+  public RequestProcessor(DelayConfig config) {
+    this.config = config;
+    this.parser =
+        new RequestParser(
+            new RequestLimits(
+                config.maxIdBytes(),
+                config.maxPayloadBytes(),
+                config.maxHeaders(),
+                config.horizonMs()));
+    this.targets = new TargetPolicy(config);
+  }
+
+  @Override
+  public void init(ProcessorContext<Object, Object> context) {
+    this.context = context;
+    KeyValueStore<Bytes, byte[]> taskStore = context.getStateStore(Names.TASKS_STORE);
+    KeyValueStore<Bytes, byte[]> scheduleStore = context.getStateStore(Names.SCHEDULES_STORE);
+    TaskStore tasks = new TaskStore(taskStore);
+    this.schedules =
+        new Schedules(
+            tasks, scheduleStore, config.cancelRetentionMs(), new Occurrences(config.horizonMs()));
+    context.schedule(
+        config.punctuateInterval(),
+        PunctuationType.WALL_CLOCK_TIME,
+        new FirePunctuator(context, tasks, schedules, config.maxFiresPerPunctuation()));
+  }
+
+  @Override
+  public void process(Record<byte[], byte[]> record) {
+    if (misrouted(record)) {
+      context.forward(record, Names.REROUTE_SINK);
+      return;
+    }
+    long now = context.currentSystemTimeMs();
+    ParseResult result =
+        parser.parse(record.key(), record.value(), record.headers(), record.timestamp(), now);
+    if (result instanceof ParseResult.Rejected rejected) {
+      deadLetter(record, rejected.rejection());
+      return;
+    }
+    DelayRequest request = ((ParseResult.Accepted) result).request();
+    Optional<Rejection> refused = refusedTarget(request).or(() -> schedules.apply(request, now));
+    refused.ifPresent(rejection -> deadLetter(record, rejection));
+  }
+
+  private Optional<Rejection> refusedTarget(DelayRequest request) {
+    if (request.schedule() == null) {
+      return Optional.empty();
+    }
+    return targets
+        .refusal(request.schedule().target().topic())
+        .map(why -> new Rejection(RejectionReason.TARGET_NOT_ALLOWED, why));
+  }
+
+  /**
+   * Whether the record sits on another partition than the one its id hashes to: a client with
+   * another partitioner (librdkafka's default is not murmur2) sent it. Requests for one id must
+   * meet in one place, so it moves there.
+   */
+  private boolean misrouted(Record<byte[], byte[]> record) {
+    if (record.key() == null || config.requestsPartitions() <= 1) {
+      return false;
+    }
+    Optional<RecordMetadata> metadata = context.recordMetadata();
+    if (metadata.isEmpty() || !metadata.get().topic().equals(config.requestsTopic())) {
+      return false;
+    }
+    int owner = Utils.toPositive(Utils.murmur2(record.key())) % config.requestsPartitions();
+    return owner != metadata.get().partition();
+  }
+
+  private void deadLetter(Record<byte[], byte[]> record, Rejection rejection) {
+    if (log.isDebugEnabled()) {
+      log.debug("event=rejected reason={} message=\"{}\"", rejection.reason(), rejection.message());
+    }
+    context.forward(OutputRecords.deadLetter(record, rejection), Names.DLQ_SINK);
+  }
+}

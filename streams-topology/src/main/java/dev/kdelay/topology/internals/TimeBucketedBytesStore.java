@@ -1,0 +1,381 @@
+package dev.kdelay.topology.internals;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.Collections;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.processor.BatchingStateRestoreCallback;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.query.Position;
+import org.apache.kafka.streams.state.KeyValueIterator;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.CompressionType;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The bytes-level task store: one RocksDB instance whose keys ({@link TaskKey}) sort by due time
+ * and fall into fixed-width {@link TimeBuckets}. Kafka Streams' change logging and metering wrap it
+ * (see {@link TimeBucketedStoreSupplier}); {@link TaskStore} types it at the outside.
+ *
+ * <p>A delay store is a queue: entries are written once and deleted when they fire, in key order.
+ * In RocksDB every delete leaves a tombstone that an iterator must step over until compaction
+ * removes it, so a naive "scan from the start" costs more the more has fired. This store keeps a
+ * <b>low-water mark</b>: a key below which every entry is known to be deleted. Scans start there,
+ * so fired entries are never scanned again. The mark rises as a scan yields keys and the caller
+ * deletes them, and falls when an entry is written below it (a past-due task). When the mark passes
+ * a bucket boundary, the drained buckets below it are removed as a whole with one range deletion,
+ * so compaction reclaims them without reading their tombstones.
+ *
+ * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
+ * log is off, {@link #flush()} persists memtables before Kafka Streams writes its checkpoint.
+ *
+ * <p>Runs on the stream thread only; not thread-safe.
+ */
+public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]> {
+
+  private static final byte[] BELOW_EVERYTHING = new byte[0];
+
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  private final String name;
+  private final TimeBuckets buckets;
+  private final Set<BucketedIterator> openIterators =
+      Collections.newSetFromMap(new ConcurrentHashMap<>());
+
+  private final Position position = Position.emptyPosition();
+  private StateStoreContext context;
+  private RocksDB db;
+  private Options options;
+  private WriteOptions writeOptions;
+  private RocksDBConfigSetter configSetter;
+  private volatile boolean open;
+
+  /** Every key strictly below this one is deleted. */
+  private byte[] lowWater = BELOW_EVERYTHING;
+
+  /** Buckets below this key have been removed with a range deletion. */
+  private byte[] removedBelow = BELOW_EVERYTHING;
+
+  /** Counts writes, so an iterator knows whether its snapshot still describes the store. */
+  private long writeEpoch;
+
+  private long removedBuckets;
+
+  TimeBucketedBytesStore(String name, long bucketWidthMs) {
+    this.name = name;
+    this.buckets = new TimeBuckets(bucketWidthMs);
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public void init(StateStoreContext context, StateStore root) {
+    this.context = context;
+    File dir = new File(new File(context.stateDir(), "rocksdb"), name);
+    openDb(dir, context.appConfigs());
+    context.register(root, (BatchingStateRestoreCallback) this::restoreAll);
+  }
+
+  void openDb(File dir, Map<String, Object> configs) {
+    try {
+      Files.createDirectories(dir.toPath());
+    } catch (IOException e) {
+      throw new ProcessorStateException("cannot create state directory " + dir, e);
+    }
+    options = defaultOptions();
+    configSetter = configSetter(configs);
+    if (configSetter != null) {
+      configSetter.setConfig(name, options, configs);
+    }
+    writeOptions = new WriteOptions().setDisableWAL(true);
+    try {
+      db = RocksDB.open(options, dir.getAbsolutePath());
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("cannot open RocksDB store " + name + " in " + dir, e);
+    }
+    open = true;
+  }
+
+  private static Options defaultOptions() {
+    BlockBasedTableConfig table = new BlockBasedTableConfig();
+    table.setBlockSize(16 * 1024);
+    // Point lookups (the old value on delete) go to one key; a bloom filter skips most files.
+    table.setFilterPolicy(new BloomFilter(10, false));
+    return new Options()
+        .setCreateIfMissing(true)
+        .setErrorIfExists(false)
+        .setTableFormatConfig(table)
+        .setCompressionType(CompressionType.LZ4_COMPRESSION)
+        .setWriteBufferSize(16L * 1024 * 1024)
+        .setMaxWriteBufferNumber(3)
+        .setMaxBackgroundJobs(2);
+  }
+
+  private static RocksDBConfigSetter configSetter(Map<String, Object> configs) {
+    Object setter = configs.get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
+    if (setter == null) {
+      return null;
+    }
+    if (setter instanceof Class<?> type) {
+      return (RocksDBConfigSetter) Utils.newInstance(type);
+    }
+    try {
+      return Utils.newInstance(setter.toString(), RocksDBConfigSetter.class);
+    } catch (ClassNotFoundException e) {
+      throw new ProcessorStateException("cannot load RocksDB config setter " + setter, e);
+    }
+  }
+
+  @Override
+  public void put(Bytes key, byte[] value) {
+    if (value == null) {
+      deleteKey(key.get());
+      return;
+    }
+    try {
+      db.put(writeOptions, key.get(), value);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("put failed in store " + name, e);
+    }
+    noteWritten(key.get());
+  }
+
+  @Override
+  public byte[] putIfAbsent(Bytes key, byte[] value) {
+    byte[] old = get(key);
+    if (old == null) {
+      put(key, value);
+    }
+    return old;
+  }
+
+  @Override
+  public void putAll(List<KeyValue<Bytes, byte[]>> entries) {
+    for (KeyValue<Bytes, byte[]> entry : entries) {
+      put(entry.key, entry.value);
+    }
+  }
+
+  @Override
+  public byte[] delete(Bytes key) {
+    byte[] old = get(key);
+    deleteKey(key.get());
+    return old;
+  }
+
+  private void deleteKey(byte[] key) {
+    try {
+      db.delete(writeOptions, key);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("delete failed in store " + name, e);
+    }
+    notePosition();
+    if (Arrays.equals(key, lowWater)) {
+      // The lowest possibly-live key is gone: everything up to and including it is deleted.
+      advanceLowWater(successor(key));
+    }
+  }
+
+  @Override
+  public byte[] get(Bytes key) {
+    try {
+      return db.get(key.get());
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("get failed in store " + name, e);
+    }
+  }
+
+  /**
+   * Entries with keys in {@code [from, to]}, in key order. The scan starts at the low-water mark
+   * when that is higher than {@code from}: nothing below it is live.
+   */
+  @Override
+  public KeyValueIterator<Bytes, byte[]> range(Bytes from, Bytes to) {
+    byte[] start = from == null ? BELOW_EVERYTHING : from.get();
+    if (TaskKey.before(start, lowWater)) {
+      start = lowWater;
+    }
+    byte[] end = to == null ? null : successor(to.get());
+    boolean fromLowWater = !TaskKey.before(lowWater, start);
+    BucketedIterator iterator =
+        new BucketedIterator(this, db, start, end, fromLowWater, writeEpoch, openIterators::remove);
+    openIterators.add(iterator);
+    return iterator;
+  }
+
+  @Override
+  public KeyValueIterator<Bytes, byte[]> all() {
+    return range(null, null);
+  }
+
+  /** The input offsets whose writes this store holds, for interactive-query consistency. */
+  @Override
+  public Position getPosition() {
+    return position;
+  }
+
+  private void notePosition() {
+    if (context != null) {
+      // A punctuation has no input record: its metadata carries no topic.
+      context
+          .recordMetadata()
+          .filter(m -> m.topic() != null)
+          .ifPresent(m -> position.withComponent(m.topic(), m.partition(), m.offset()));
+    }
+  }
+
+  @Override
+  public long approximateNumEntries() {
+    try {
+      return db.getLongProperty("rocksdb.estimate-num-keys");
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("cannot read entry count of store " + name, e);
+    }
+  }
+
+  @Override
+  public void flush() {
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      db.flush(flush);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("flush failed in store " + name, e);
+    }
+  }
+
+  @Override
+  public void close() {
+    if (!open) {
+      return;
+    }
+    open = false;
+    for (BucketedIterator iterator : List.copyOf(openIterators)) {
+      iterator.close();
+    }
+    db.close();
+    if (configSetter != null) {
+      configSetter.close(name, options);
+    }
+    writeOptions.close();
+    options.close();
+  }
+
+  @Override
+  public boolean persistent() {
+    return true;
+  }
+
+  @Override
+  public boolean isOpen() {
+    return open;
+  }
+
+  /** Applies changelog records in one write batch; a null value is a delete. */
+  void restoreAll(Collection<KeyValue<byte[], byte[]>> records) {
+    try (WriteBatch batch = new WriteBatch()) {
+      for (KeyValue<byte[], byte[]> record : records) {
+        if (record.value == null) {
+          batch.delete(record.key);
+        } else {
+          batch.put(record.key, record.value);
+          noteWritten(record.key);
+        }
+      }
+      db.write(writeOptions, batch);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("restore failed in store " + name, e);
+    }
+  }
+
+  /** A write below the mark lowers it; every write invalidates the snapshots of open scans. */
+  private void noteWritten(byte[] key) {
+    writeEpoch++;
+    notePosition();
+    if (TaskKey.before(key, lowWater)) {
+      lowWater = key;
+    }
+    if (TaskKey.before(key, removedBelow)) {
+      removedBelow = TaskKey.prefix(bucketStartOf(key)).get();
+    }
+  }
+
+  /**
+   * Called by a scan that started at or below the mark and has seen no write since it began: every
+   * key below the one it just yielded is deleted.
+   */
+  void scanReached(byte[] key, long scanEpoch) {
+    if (scanEpoch == writeEpoch && TaskKey.before(lowWater, key)) {
+      advanceLowWater(key);
+    }
+  }
+
+  private void advanceLowWater(byte[] key) {
+    lowWater = key;
+    if (key.length < TaskKey.DUE_BYTES) {
+      return;
+    }
+    byte[] bucketStart = TaskKey.prefix(bucketStartOf(key)).get();
+    if (TaskKey.before(removedBelow, bucketStart)) {
+      removeBuckets(removedBelow, bucketStart);
+    }
+  }
+
+  /** Removes the drained buckets in {@code [from, to)} as a whole: one range tombstone. */
+  private void removeBuckets(byte[] from, byte[] to) {
+    try {
+      db.deleteRange(writeOptions, from, to);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("removing drained buckets failed in store " + name, e);
+    }
+    removedBelow = to;
+    removedBuckets++;
+  }
+
+  private long bucketStartOf(byte[] key) {
+    return buckets.bucketStart(buckets.bucketId(TaskKey.dueOf(key)));
+  }
+
+  /** The smallest key greater than {@code key}. */
+  private static byte[] successor(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
+  }
+
+  /** The current low-water mark, for tests. */
+  byte[] lowWater() {
+    return lowWater;
+  }
+
+  /** How many times drained buckets were removed, for tests. */
+  long removedBuckets() {
+    return removedBuckets;
+  }
+
+  /** The RocksDB instance, for tests that inspect it. */
+  RocksDB db() {
+    return db;
+  }
+}
