@@ -339,7 +339,10 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
       return;
     }
     byte[] bucketStart = TaskKey.prefix(bucketStartOf(key)).get();
-    if (TaskKey.before(removedBelow, bucketStart)) {
+    if (removedBelow == BELOW_EVERYTHING) {
+      // The first bucket seen since opening: nothing below it is known to need removing.
+      removedBelow = bucketStart;
+    } else if (TaskKey.before(removedBelow, bucketStart)) {
       removeBuckets(removedBelow, bucketStart);
     }
   }
