@@ -29,8 +29,14 @@ public final class CronExpressions {
    * @throws IllegalArgumentException with cron-utils' explanation if the expression is invalid
    */
   public static Cron parse(String expression, CronFlavor flavor) {
-    Cron cron = PARSERS.get(flavor).parse(expression);
-    return cron.validate();
+    try {
+      return PARSERS.get(flavor).parse(expression).validate();
+    } catch (IllegalArgumentException e) {
+      throw e;
+    } catch (RuntimeException e) {
+      // cron-utils throws other unchecked exceptions on some malformed input ("1#", say).
+      throw new IllegalArgumentException("malformed expression (" + e + ")", e);
+    }
   }
 
   private static CronParser parserFor(CronType type) {

@@ -161,9 +161,18 @@ public final class RequestParser {
     long dueMs =
         fireAt != null
             ? instant(DelayHeaders.FIRE_AT, fireAt)
-            : timestamp + duration(DelayHeaders.AFTER, after);
+            : afterTimestamp(timestamp, duration(DelayHeaders.AFTER, after));
     checkHorizon(dueMs, nowMs, limits.horizonMs());
     return new Timing.Once(dueMs);
+  }
+
+  private static long afterTimestamp(long timestamp, long delayMs) {
+    try {
+      return Math.addExact(timestamp, delayMs);
+    } catch (ArithmeticException e) {
+      throw reject(
+          RejectionReason.TOO_FAR, DelayHeaders.AFTER + " of " + delayMs + " ms is out of range");
+    }
   }
 
   static long instant(String header, String text) {
@@ -198,7 +207,8 @@ public final class RequestParser {
   }
 
   static void checkHorizon(long dueMs, long nowMs, long horizonMs) {
-    if (dueMs - nowMs > horizonMs) {
+    // Compared without subtracting: a due time far in the past must not overflow into "ahead".
+    if (dueMs > nowMs && dueMs - nowMs > horizonMs) {
       throw reject(
           RejectionReason.TOO_FAR,
           "due time "

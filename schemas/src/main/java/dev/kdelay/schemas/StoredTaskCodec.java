@@ -52,6 +52,8 @@ public final class StoredTaskCodec {
   static final int FLAG_PAYLOAD = 0x04;
   static final int FLAG_CRON = 0x08;
   static final int NULL_LENGTH = -1;
+  private static final int KNOWN_FLAGS =
+      FLAG_TARGET_KEY | FLAG_PARTITION | FLAG_PAYLOAD | FLAG_CRON;
 
   private StoredTaskCodec() {}
 
@@ -107,6 +109,10 @@ public final class StoredTaskCodec {
             "unknown stored task version " + version + "; this reader knows " + VERSION_1);
       }
       int flags = in.get();
+      if ((flags & ~KNOWN_FLAGS) != 0) {
+        throw new IllegalArgumentException(
+            "unknown flags 0x" + Integer.toHexString(flags & 0xff) + " in stored task version 1");
+      }
       String topic = str(in);
       byte[] key = (flags & FLAG_TARGET_KEY) != 0 ? bytes(in) : null;
       OptionalInt partition =
