@@ -131,6 +131,16 @@ public final class DelayConfig extends AbstractConfig {
       "How long a cancel is remembered, so that an older schedule for the same id arriving late"
           + " (from a client with another partitioner) cannot revive it.";
 
+  public static final String MISFIRE_THRESHOLD_CONFIG = "delay.misfire.threshold.ms";
+  private static final String MISFIRE_THRESHOLD_DOC =
+      "How late an occurrence of a recurring schedule may come due before it counts as missed"
+          + " and its misfire policy applies.";
+
+  public static final String CATCH_UP_WINDOW_CONFIG = "delay.catch.up.window.ms";
+  private static final String CATCH_UP_WINDOW_DOC =
+      "How far back the fire-all misfire policy catches up: missed occurrences older than this"
+          + " are not fired, so a long outage of a frequent schedule does not flood its target.";
+
   public static final String HTTP_PORT_CONFIG = "delay.http.port";
   private static final String HTTP_PORT_DOC =
       "Port of the service's HTTP endpoints; 0 disables them.";
@@ -281,6 +291,20 @@ public final class DelayConfig extends AbstractConfig {
               Importance.LOW,
               CANCEL_RETENTION_DOC)
           .define(
+              MISFIRE_THRESHOLD_CONFIG,
+              Type.LONG,
+              Duration.ofSeconds(60).toMillis(),
+              atLeast(0),
+              Importance.LOW,
+              MISFIRE_THRESHOLD_DOC)
+          .define(
+              CATCH_UP_WINDOW_CONFIG,
+              Type.LONG,
+              Duration.ofHours(1).toMillis(),
+              atLeast(0),
+              Importance.LOW,
+              CATCH_UP_WINDOW_DOC)
+          .define(
               HTTP_PORT_CONFIG, Type.INT, 8080, between(0, 65535), Importance.MEDIUM, HTTP_PORT_DOC)
           .define(
               EMBEDDED_DATA_DIR_CONFIG,
@@ -405,6 +429,14 @@ public final class DelayConfig extends AbstractConfig {
 
   public long cancelRetentionMs() {
     return getLong(CANCEL_RETENTION_CONFIG);
+  }
+
+  public long misfireThresholdMs() {
+    return getLong(MISFIRE_THRESHOLD_CONFIG);
+  }
+
+  public long catchUpWindowMs() {
+    return getLong(CATCH_UP_WINDOW_CONFIG);
   }
 
   public int httpPort() {

@@ -58,9 +58,12 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     KeyValueStore<Bytes, byte[]> taskStore = context.getStateStore(Names.TASKS_STORE);
     KeyValueStore<Bytes, byte[]> scheduleStore = context.getStateStore(Names.SCHEDULES_STORE);
     TaskStore tasks = new TaskStore(taskStore);
-    this.schedules =
-        new Schedules(
-            tasks, scheduleStore, config.cancelRetentionMs(), new Occurrences(config.horizonMs()));
+    Recurrence recurrence =
+        new Recurrence(
+            new Occurrences(config.horizonMs()),
+            config.misfireThresholdMs(),
+            config.catchUpWindowMs());
+    this.schedules = new Schedules(tasks, scheduleStore, config.cancelRetentionMs(), recurrence);
     context.schedule(
         config.punctuateInterval(),
         PunctuationType.WALL_CLOCK_TIME,

@@ -13,19 +13,24 @@ import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The schedules of one partition: applies requests to the two stores and decides what a due entry
  * does. The schedules store maps an id to its {@link ScheduleEntry}, which locates the id's one
- * pending entry in the task store, so cancel and replace cost two point operations whatever the
- * number pending.
+ * entry in the task store, so cancel, replace, pause and resume cost a few point operations
+ * whatever the number pending.
  *
  * <p>Requests for an id normally arrive in order on one partition. One that a client with another
  * partitioner sent elsewhere arrives later, through the reroute topic, so requests apply in the
- * order of their record timestamps: an older request than the one that set the current state is
+ * order of their record timestamps: a request older than the one that set the current state is
  * superseded (and dead-lettered, never dropped silently). A cancel leaves a marker for {@code
  * cancelRetentionMs} so that an older schedule arriving late cannot bring the schedule back.
+ *
+ * <p>A recurring schedule stores only its next occurrence. When that fires, the one after is
+ * written in the same transaction as the fired record and the deletion, so a crash can neither lose
+ * nor double an occurrence.
  *
  * <p>Runs on the stream thread only.
  */
@@ -36,17 +41,23 @@ final class Schedules {
   private final TaskStore tasks;
   private final KeyValueStore<Bytes, byte[]> entries;
   private final long cancelRetentionMs;
-  private final Occurrences occurrences;
+  private final Recurrence recurrence;
 
   Schedules(
       TaskStore tasks,
       KeyValueStore<Bytes, byte[]> entries,
       long cancelRetentionMs,
-      Occurrences occurrences) {
+      Recurrence recurrence) {
     this.tasks = tasks;
     this.entries = entries;
     this.cancelRetentionMs = cancelRetentionMs;
-    this.occurrences = occurrences;
+    this.recurrence = recurrence;
+  }
+
+  /** Receives the records a due entry fires. */
+  @FunctionalInterface
+  interface Firing {
+    void fire(Record<FiredKey, byte[]> record);
   }
 
   /**
@@ -55,23 +66,23 @@ final class Schedules {
    * @return why the request could not apply, or empty if it did
    */
   Optional<Rejection> apply(DelayRequest request, long nowMs) {
-    Bytes id = idBytes(request.id());
+    String id = request.id();
     ScheduleEntry current = entry(id);
     if (current != null && supersedes(current, request.timestamp())) {
-      return Optional.of(
-          new Rejection(
-              RejectionReason.SUPERSEDED,
-              "a newer "
-                  + (current.state() == State.CANCELLED ? "cancel" : "request")
-                  + " for this id (timestamp "
-                  + current.requestMs()
-                  + ") already applied; this request's timestamp is "
-                  + request.timestamp()));
+      return rejection(
+          RejectionReason.SUPERSEDED,
+          "a newer "
+              + (current.state() == State.CANCELLED ? "cancel" : "request")
+              + " for this id (timestamp "
+              + current.requestMs()
+              + ") already applied; this request's timestamp is "
+              + request.timestamp());
     }
     return switch (request.action()) {
       case SCHEDULE -> schedule(id, current, request, nowMs);
-      case CANCEL -> cancel(id, current, request, nowMs);
-      case PAUSE, RESUME -> pauseOrResume(id, current, request, nowMs);
+      case CANCEL -> cancel(id, current, request.timestamp(), nowMs);
+      case PAUSE -> pause(id, current, request.timestamp());
+      case RESUME -> resume(id, current, request.timestamp(), nowMs);
     };
   }
 
@@ -84,48 +95,74 @@ final class Schedules {
   }
 
   private Optional<Rejection> schedule(
-      Bytes id, ScheduleEntry current, DelayRequest request, long nowMs) {
+      String id, ScheduleEntry current, DelayRequest request, long nowMs) {
     Schedule schedule = request.schedule();
-    OptionalLong due = firstDue(schedule, nowMs);
+    OptionalLong due =
+        schedule.timing() instanceof Timing.Once once
+            ? OptionalLong.of(once.dueMs())
+            : recurrence.first((CronSpec) schedule.timing(), nowMs);
     if (due.isEmpty()) {
-      return Optional.of(
-          new Rejection(
-              RejectionReason.BAD_CRON,
-              "the cron schedule has no occurrence within its bounds and the horizon"));
+      return rejection(
+          RejectionReason.TOO_FAR,
+          "the cron schedule has no occurrence between now, its end bound and the horizon");
     }
-    removeEntryOf(request.id(), current);
-    StoredTask task = new StoredTask(schedule, 1);
-    tasks.put(TaskKey.fire(due.getAsLong(), request.id()), StoredTaskCodec.encode(task));
-    entries.put(
-        id, new ScheduleEntry(State.SCHEDULED, due.getAsLong(), request.timestamp()).toBytes());
+    removeEntryOf(id, current);
+    store(id, due.getAsLong(), new StoredTask(schedule, 1), request.timestamp());
     return Optional.empty();
   }
 
-  private OptionalLong firstDue(Schedule schedule, long nowMs) {
-    if (schedule.timing() instanceof Timing.Once once) {
-      return OptionalLong.of(once.dueMs());
-    }
-    return occurrences.first((CronSpec) schedule.timing(), nowMs);
-  }
-
-  private Optional<Rejection> cancel(
-      Bytes id, ScheduleEntry current, DelayRequest request, long nowMs) {
-    removeEntryOf(request.id(), current);
+  private Optional<Rejection> cancel(String id, ScheduleEntry current, long requestMs, long nowMs) {
+    removeEntryOf(id, current);
     // Keep a marker even for an id not seen yet: its schedule may still be on its way.
     long expiry = nowMs + cancelRetentionMs;
-    tasks.put(new TaskKey(expiry, TaskKey.KIND_EXPIRE, request.id()), EXPIRY_VALUE);
-    entries.put(id, new ScheduleEntry(State.CANCELLED, expiry, request.timestamp()).toBytes());
+    tasks.put(new TaskKey(expiry, TaskKey.KIND_EXPIRE, id), EXPIRY_VALUE);
+    entries.put(idBytes(id), new ScheduleEntry(State.CANCELLED, expiry, requestMs).toBytes());
     return Optional.empty();
   }
 
-  private Optional<Rejection> pauseOrResume(
-      Bytes id, ScheduleEntry current, DelayRequest request, long nowMs) {
-    return Optional.of(
-        new Rejection(
-            RejectionReason.NOT_APPLICABLE,
-            request.action().wireName()
-                + " applies to recurring schedules only; "
-                + (current == null ? "no schedule has this id" : "this schedule is one-shot")));
+  private Optional<Rejection> pause(String id, ScheduleEntry current, long requestMs) {
+    if (current == null || current.state() == State.CANCELLED) {
+      return rejection(RejectionReason.NOT_APPLICABLE, "pause: no schedule has this id");
+    }
+    if (current.state() == State.PAUSED) {
+      entries.put(
+          idBytes(id), new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs).toBytes());
+      return Optional.empty();
+    }
+    TaskKey pending = TaskKey.fire(current.dueMs(), id);
+    byte[] task = tasks.get(pending);
+    if (task == null || !StoredTaskCodec.decode(task).schedule().recurring()) {
+      return rejection(
+          RejectionReason.NOT_APPLICABLE,
+          "pause applies to recurring schedules; this one is one-shot");
+    }
+    tasks.delete(pending);
+    tasks.put(TaskKey.paused(id), task);
+    entries.put(idBytes(id), new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs).toBytes());
+    return Optional.empty();
+  }
+
+  /**
+   * Resumes a paused schedule with its first occurrence after now: occurrences that fell in the
+   * pause are skipped, whatever the misfire policy, since pausing means they should not fire.
+   */
+  private Optional<Rejection> resume(String id, ScheduleEntry current, long requestMs, long nowMs) {
+    if (current == null || current.state() == State.CANCELLED) {
+      return rejection(RejectionReason.NOT_APPLICABLE, "resume: no schedule has this id");
+    }
+    if (current.state() == State.SCHEDULED) {
+      return Optional.empty(); // not paused: nothing to do
+    }
+    byte[] value = tasks.get(TaskKey.paused(id));
+    StoredTask task = StoredTaskCodec.decode(value);
+    OptionalLong next = recurrence.onResume((CronSpec) task.schedule().timing(), nowMs);
+    tasks.delete(TaskKey.paused(id));
+    if (next.isEmpty()) {
+      entries.delete(idBytes(id)); // ended while paused
+      return Optional.empty();
+    }
+    store(id, next.getAsLong(), task, requestMs);
+    return Optional.empty();
   }
 
   /** Removes whatever task-store entry the id's current state owns. */
@@ -133,8 +170,17 @@ final class Schedules {
     if (current == null) {
       return;
     }
-    byte kind = current.state() == State.CANCELLED ? TaskKey.KIND_EXPIRE : TaskKey.KIND_FIRE;
-    tasks.delete(new TaskKey(current.dueMs(), kind, id));
+    tasks.delete(
+        switch (current.state()) {
+          case SCHEDULED -> TaskKey.fire(current.dueMs(), id);
+          case PAUSED -> TaskKey.paused(id);
+          case CANCELLED -> new TaskKey(current.dueMs(), TaskKey.KIND_EXPIRE, id);
+        });
+  }
+
+  private void store(String id, long dueMs, StoredTask task, long requestMs) {
+    tasks.put(TaskKey.fire(dueMs, id), StoredTaskCodec.encode(task));
+    entries.put(idBytes(id), new ScheduleEntry(State.SCHEDULED, dueMs, requestMs).toBytes());
   }
 
   /**
@@ -142,24 +188,46 @@ final class Schedules {
    * occurrence), or forgets an expired cancel marker. The task store deletes the entry itself.
    */
   void onDue(TaskKey key, byte[] value, long nowMs, Firing firing) {
-    Bytes id = idBytes(key.id());
+    String id = key.id();
     ScheduleEntry current = entry(id);
     if (key.kind() == TaskKey.KIND_EXPIRE) {
       if (current != null && current.state() == State.CANCELLED && current.dueMs() == key.dueMs()) {
-        entries.delete(id);
+        entries.delete(idBytes(id));
       }
       return;
     }
+    // The entry the id's state points at; anything else would be an orphan left by a bug.
+    boolean owned =
+        current != null && current.state() == State.SCHEDULED && current.dueMs() == key.dueMs();
     StoredTask task = StoredTaskCodec.decode(value);
-    firing.fire(
-        OutputRecords.fired(key.id(), task.schedule(), key.dueMs(), nowMs, task.occurrence()));
-    if (current != null && current.state() == State.SCHEDULED && current.dueMs() == key.dueMs()) {
-      entries.delete(id);
+    if (!(task.schedule().timing() instanceof CronSpec spec)) {
+      firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, 1));
+      if (owned) {
+        entries.delete(idBytes(id));
+      }
+      return;
     }
+    Recurrence.Step step = recurrence.onDue(spec, key.dueMs(), task.occurrence() - 1, nowMs);
+    if (step.fire()) {
+      firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, task.occurrence()));
+    }
+    if (!owned) {
+      return;
+    }
+    if (step.next().isEmpty()) {
+      entries.delete(idBytes(id));
+      return;
+    }
+    long occurrence = task.occurrence() + (step.fire() ? 1 : 0);
+    store(
+        id,
+        step.next().getAsLong(),
+        new StoredTask(task.schedule(), occurrence),
+        current.requestMs());
   }
 
-  private ScheduleEntry entry(Bytes id) {
-    byte[] bytes = entries.get(id);
+  private ScheduleEntry entry(String id) {
+    byte[] bytes = entries.get(idBytes(id));
     return bytes == null ? null : ScheduleEntry.fromBytes(bytes);
   }
 
@@ -167,9 +235,7 @@ final class Schedules {
     return Bytes.wrap(id.getBytes(StandardCharsets.UTF_8));
   }
 
-  /** Receives the records a due entry fires. */
-  @FunctionalInterface
-  interface Firing {
-    void fire(org.apache.kafka.streams.processor.api.Record<FiredKey, byte[]> record);
+  private static Optional<Rejection> rejection(RejectionReason reason, String message) {
+    return Optional.of(new Rejection(reason, message));
   }
 }

@@ -13,6 +13,7 @@ import org.apache.kafka.common.utils.Bytes;
  * i64  due ms, big-endian, sign bit flipped  (so that byte order is numeric order)
  * u8   kind                                  {@value #KIND_FIRE}: fire a task
  *                                            {@value #KIND_EXPIRE}: forget a cancel marker
+ *                                            {@value #KIND_PAUSED}: a paused schedule
  * ...  schedule id, UTF-8
  * </pre>
  *
@@ -31,6 +32,12 @@ public record TaskKey(long dueMs, byte kind, String id) {
   /** An entry that forgets a cancel marker whose retention has passed. */
   public static final byte KIND_EXPIRE = 1;
 
+  /**
+   * A paused recurring schedule, parked at the end of time where no scan for due entries reaches
+   * it; resume moves it back.
+   */
+  public static final byte KIND_PAUSED = 2;
+
   static final int DUE_BYTES = Long.BYTES;
   private static final int HEADER_BYTES = DUE_BYTES + 1;
 
@@ -42,6 +49,11 @@ public record TaskKey(long dueMs, byte kind, String id) {
   /** A key of kind {@link #KIND_FIRE}. */
   public static TaskKey fire(long dueMs, String id) {
     return new TaskKey(dueMs, KIND_FIRE, id);
+  }
+
+  /** The parking key of a paused schedule. */
+  public static TaskKey paused(String id) {
+    return new TaskKey(Long.MAX_VALUE, KIND_PAUSED, id);
   }
 
   /** The binary form. */
