@@ -5,7 +5,9 @@ import static dev.kdelay.client.WireFormat.number;
 import static dev.kdelay.client.WireFormat.text;
 import static java.util.Objects.requireNonNull;
 
+import dev.kdelay.schemas.CronFlavor;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.Misfire;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.util.Objects;
@@ -20,7 +22,7 @@ import org.apache.kafka.common.header.Headers;
  * <pre>{@code
  * CronSchedule nightly =
  *     CronSchedule.of("0 15 2 * * ?")
- *         .type(CronType.QUARTZ)
+ *         .type(CronFlavor.QUARTZ)
  *         .zone(ZoneId.of("Europe/Berlin"))
  *         .startAt(Instant.parse("2026-01-01T00:00:00Z"))
  *         .maxFires(30)
@@ -35,7 +37,7 @@ public final class CronSchedule {
   private static final ZoneId UTC = ZoneId.of("UTC");
 
   private final String expression;
-  private final CronType type;
+  private final CronFlavor type;
   private final ZoneId zone;
   private final Instant startAt;
   private final Instant endAt;
@@ -44,7 +46,7 @@ public final class CronSchedule {
 
   private CronSchedule(
       String expression,
-      CronType type,
+      CronFlavor type,
       ZoneId zone,
       Instant startAt,
       Instant endAt,
@@ -60,8 +62,8 @@ public final class CronSchedule {
   }
 
   /**
-   * A schedule for a cron expression, with the defaults: {@link CronType#QUARTZ}, zone {@code UTC},
-   * no bounds, no limit on occurrences, {@link Misfire#FIRE_ONCE}.
+   * A schedule for a cron expression, with the defaults: {@link CronFlavor#QUARTZ}, zone {@code
+   * UTC}, no bounds, no limit on occurrences, {@link Misfire#FIRE_ONCE}.
    *
    * @param expression the cron expression, in the syntax of the {@linkplain #type() cron type}
    * @return the schedule
@@ -74,7 +76,8 @@ public final class CronSchedule {
       throw new IllegalArgumentException(
           "expression must be a cron expression, got '" + expression + "'");
     }
-    return new CronSchedule(expression, CronType.QUARTZ, UTC, null, null, null, Misfire.FIRE_ONCE);
+    return new CronSchedule(
+        expression, CronFlavor.QUARTZ, UTC, null, null, null, Misfire.FIRE_ONCE);
   }
 
   /**
@@ -84,7 +87,7 @@ public final class CronSchedule {
    * @return the changed copy
    * @throws NullPointerException if {@code type} is null
    */
-  public CronSchedule type(CronType type) {
+  public CronSchedule type(CronFlavor type) {
     requireNonNull(type, "type cannot be null");
     return new CronSchedule(expression, type, zone, startAt, endAt, maxFires, misfire);
   }
@@ -171,9 +174,9 @@ public final class CronSchedule {
   /**
    * The cron flavour the expression is read as.
    *
-   * @return the cron type; {@link CronType#QUARTZ} unless set
+   * @return the cron type; {@link CronFlavor#QUARTZ} unless set
    */
-  public CronType type() {
+  public CronFlavor type() {
     return type;
   }
 

@@ -3,6 +3,7 @@ package dev.kdelay.client;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
+import dev.kdelay.schemas.RequestLimits;
 import java.nio.ByteBuffer;
 import java.nio.CharBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -19,7 +20,7 @@ import java.util.regex.Pattern;
 final class WireFormat {
 
   /** Longest schedule id, in UTF-8 bytes. */
-  static final int MAX_ID_BYTES = 1024;
+  static final int MAX_ID_BYTES = RequestLimits.CONTRACT_MAX_ID_BYTES;
 
   /** Kafka's own limit and alphabet for topic names. */
   private static final int MAX_TOPIC_LENGTH = 249;

@@ -3,6 +3,8 @@ package dev.kdelay.client;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.schemas.CronFlavor;
+import dev.kdelay.schemas.Misfire;
 import java.time.Instant;
 import java.time.ZoneId;
 import org.junit.jupiter.api.Test;
@@ -17,7 +19,7 @@ class CronScheduleTest {
     CronSchedule cron = CronSchedule.of("0 15 2 * * ?");
 
     assertThat(cron.expression()).isEqualTo("0 15 2 * * ?");
-    assertThat(cron.type()).isEqualTo(CronType.QUARTZ);
+    assertThat(cron.type()).isEqualTo(CronFlavor.QUARTZ);
     assertThat(cron.zone()).isEqualTo(ZoneId.of("UTC"));
     assertThat(cron.startAt()).isEmpty();
     assertThat(cron.endAt()).isEmpty();
@@ -30,7 +32,7 @@ class CronScheduleTest {
     CronSchedule base = CronSchedule.of("0 15 2 * * ?");
 
     CronSchedule changed =
-        base.type(CronType.SPRING)
+        base.type(CronFlavor.SPRING)
             .zone(ZoneId.of("Europe/Berlin"))
             .startAt(START)
             .endAt(END)
@@ -38,7 +40,7 @@ class CronScheduleTest {
             .misfire(Misfire.SKIP);
 
     assertThat(base).isEqualTo(CronSchedule.of("0 15 2 * * ?"));
-    assertThat(changed.type()).isEqualTo(CronType.SPRING);
+    assertThat(changed.type()).isEqualTo(CronFlavor.SPRING);
     assertThat(changed.zone()).isEqualTo(ZoneId.of("Europe/Berlin"));
     assertThat(changed.startAt()).contains(START);
     assertThat(changed.endAt()).contains(END);
@@ -56,8 +58,8 @@ class CronScheduleTest {
 
   @Test
   void shouldNameWireValuesWhenAskedForThem() {
-    assertThat(CronType.values())
-        .extracting(CronType::wireName)
+    assertThat(CronFlavor.values())
+        .extracting(CronFlavor::wireName)
         .containsExactly("quartz", "unix", "spring");
     assertThat(Misfire.values())
         .extracting(Misfire::wireName)

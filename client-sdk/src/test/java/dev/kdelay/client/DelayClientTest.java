@@ -4,6 +4,8 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.schemas.CronFlavor;
+import dev.kdelay.schemas.Misfire;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneId;
@@ -78,7 +80,7 @@ class DelayClientTest {
   void shouldWriteEveryCronOptionWhenScheduledCronWithAllOptions() {
     CronSchedule cron =
         CronSchedule.of("15 2 * * *")
-            .type(CronType.UNIX)
+            .type(CronFlavor.UNIX)
             .zone(ZoneId.of("Europe/Berlin"))
             .startAt(Instant.ofEpochMilli(1_000))
             .endAt(Instant.ofEpochMilli(2_000))
