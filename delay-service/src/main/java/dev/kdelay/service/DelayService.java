@@ -1,0 +1,245 @@
+package dev.kdelay.service;
+
+import static java.util.Objects.requireNonNull;
+
+import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.DelayTopology;
+import java.nio.file.Path;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.streams.CloseOptions;
+import org.apache.kafka.streams.KafkaStreams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * One kdelay instance: the embedded broker when no bootstrap servers are configured, kdelay's
+ * topics, and the Kafka Streams application that stores and fires tasks.
+ *
+ * <p>{@link #close()} may be called from another thread at any time, also while {@link #start()} is
+ * still waiting, which is what a shutdown hook does on SIGTERM.
+ *
+ * <pre>{@code
+ * DelayService service = new DelayService(config);
+ * Runtime.getRuntime().addShutdownHook(new Thread(service::close));
+ * service.start();
+ * service.awaitTermination(); // until closed, or until Kafka Streams fails for good
+ * }</pre>
+ */
+public final class DelayService implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(DelayService.class);
+
+  /** How long {@link #close()} lets Kafka Streams commit and close before giving up. */
+  public static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
+
+  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
+  private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(30);
+
+  private final DelayConfig configured;
+  private final EmbeddedKafka.Listeners listeners;
+  private final CompletableFuture<Void> running = new CompletableFuture<>();
+  private final CompletableFuture<KafkaStreams.State> terminated = new CompletableFuture<>();
+
+  // Guarded by this: what start() has created so far, and whether close() has begun.
+  private boolean closed;
+  private EmbeddedKafka broker;
+  private KafkaStreams streams;
+  private DelayConfig config;
+
+  /**
+   * Creates an instance; {@link #start()} starts it.
+   *
+   * @param config the configuration; an empty {@code delay.bootstrap.servers} means an embedded
+   *     broker on {@code 127.0.0.1:9092} with its data under {@code delay.embedded.data.dir}
+   */
+  public DelayService(DelayConfig config) {
+    this(config, EmbeddedKafka.Listeners.DEFAULT);
+  }
+
+  DelayService(DelayConfig config, EmbeddedKafka.Listeners listeners) {
+    this.configured = requireNonNull(config, "config cannot be null");
+    this.listeners = requireNonNull(listeners, "listeners cannot be null");
+    this.config = config;
+  }
+
+  /**
+   * Starts the embedded broker if needed, creates the missing topics, starts Kafka Streams and
+   * waits until it is RUNNING, however long restoring the task stores takes.
+   *
+   * @throws DelayServiceException if the broker, the topics or Kafka Streams cannot be started, or
+   *     the instance was closed meanwhile
+   */
+  public void start() {
+    start(Optional.empty());
+  }
+
+  /** As {@link #start()}, failing if Kafka Streams is not RUNNING within the timeout. */
+  void start(Optional<Duration> timeout) {
+    try {
+      startBroker();
+      // Outside the lock: a close() meanwhile must not wait for an unreachable Kafka.
+      DelayConfig ready = withRequestsPartitions(currentConfig());
+      startStreams(ready);
+      awaitRunning(timeout);
+    } catch (RuntimeException e) {
+      close();
+      throw e;
+    }
+  }
+
+  /** The bootstrap servers the instance uses: the configured ones, or the embedded broker's. */
+  public synchronized String bootstrapServers() {
+    return config.bootstrapServers();
+  }
+
+  /** The state of the instance's Kafka Streams application, or empty before it exists. */
+  public synchronized Optional<KafkaStreams.State> state() {
+    return Optional.ofNullable(streams).map(KafkaStreams::state);
+  }
+
+  /**
+   * Blocks until the instance stops: it was closed, or Kafka Streams failed for good.
+   *
+   * @return the final Kafka Streams state: {@code ERROR} after a failure
+   * @throws InterruptedException if interrupted while waiting
+   */
+  public KafkaStreams.State awaitTermination() throws InterruptedException {
+    try {
+      return terminated.get();
+    } catch (ExecutionException e) {
+      throw new IllegalStateException("unreachable: never completed exceptionally", e);
+    }
+  }
+
+  /**
+   * Stops the instance: Kafka Streams commits what it has processed, leaves the group so that its
+   * partitions move to the other instances at once rather than after the session timeout, and
+   * closes within {@link #CLOSE_TIMEOUT}; then the embedded broker, if any, stops. Pending tasks
+   * stay in the changelogs. Idempotent, and safe from any thread.
+   */
+  @Override
+  public synchronized void close() {
+    if (closed) {
+      return;
+    }
+    closed = true;
+    long started = System.nanoTime();
+    log.info("Stopping kdelay application {}", configured.applicationId());
+    running.completeExceptionally(new DelayServiceException("kdelay was stopped while starting"));
+    KafkaStreams.State finalState = KafkaStreams.State.NOT_RUNNING;
+    if (streams != null) {
+      boolean clean =
+          streams.close(
+              CloseOptions.timeout(CLOSE_TIMEOUT)
+                  .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
+      if (!clean) {
+        log.warn("Kafka Streams did not close within {} s", CLOSE_TIMEOUT.toSeconds());
+      }
+      finalState = streams.state();
+    }
+    if (broker != null) {
+      broker.close();
+    }
+    terminated.complete(finalState);
+    log.info(
+        "Stopped kdelay application {} in {} ms",
+        configured.applicationId(),
+        (System.nanoTime() - started) / 1_000_000);
+  }
+
+  private synchronized void startBroker() {
+    ensureOpen();
+    if (configured.bootstrapServers().isBlank()) {
+      broker = EmbeddedKafka.start(Path.of(configured.embeddedDataDir()), listeners);
+      config = configured.with(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
+    }
+  }
+
+  private synchronized DelayConfig currentConfig() {
+    return config;
+  }
+
+  private static DelayConfig withRequestsPartitions(DelayConfig config) {
+    try (Admin admin =
+        Admin.create(
+            ClientProperties.of(
+                config, config.bootstrapServers(), AdminClientConfig.configNames()))) {
+      int partitions = new RequiredTopics(admin, config, ADMIN_TIMEOUT).ensure();
+      return config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, partitions);
+    }
+  }
+
+  private synchronized void startStreams(DelayConfig ready) {
+    ensureOpen();
+    config = ready;
+    streams = new KafkaStreams(DelayTopology.build(ready), ready.streamsProperties());
+    streams.setUncaughtExceptionHandler(
+        new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC()));
+    streams.setStateListener(this::onStateChange);
+    log.info(
+        "Starting kdelay application {} on {}: requests {} ({} partitions), dead letters {},"
+            + " reroute {}",
+        ready.applicationId(),
+        ready.bootstrapServers(),
+        ready.requestsTopic(),
+        ready.requestsPartitions(),
+        ready.dlqTopic(),
+        ready.rerouteTopic());
+    streams.start();
+  }
+
+  private void awaitRunning(Optional<Duration> timeout) {
+    long started = System.nanoTime();
+    long deadline = started + timeout.map(Duration::toNanos).orElse(Long.MAX_VALUE / 2);
+    while (true) {
+      try {
+        running.get(PROGRESS_INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
+        break;
+      } catch (TimeoutException e) {
+        if (System.nanoTime() - deadline >= 0) {
+          throw new DelayServiceException(
+              "Kafka Streams did not reach RUNNING within " + timeout.get().toSeconds() + " s", e);
+        }
+        log.info("Waiting for Kafka Streams to reach RUNNING; now {}", state().orElse(null));
+      } catch (ExecutionException e) {
+        throw e.getCause() instanceof DelayServiceException cause
+            ? cause
+            : new DelayServiceException("Kafka Streams failed to start: " + e.getCause(), e);
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        throw new DelayServiceException("Interrupted while starting Kafka Streams", e);
+      }
+    }
+    log.info(
+        "kdelay application {} running in {} ms",
+        configured.applicationId(),
+        (System.nanoTime() - started) / 1_000_000);
+  }
+
+  private void ensureOpen() {
+    if (closed) {
+      throw new DelayServiceException("kdelay was stopped while starting");
+    }
+  }
+
+  /** Runs on whichever Kafka Streams thread changes the state; takes no lock of ours. */
+  private void onStateChange(KafkaStreams.State newState, KafkaStreams.State oldState) {
+    log.info("Kafka Streams state {} -> {}", oldState, newState);
+    if (newState == KafkaStreams.State.RUNNING) {
+      running.complete(null);
+    } else if (newState == KafkaStreams.State.ERROR) {
+      running.completeExceptionally(
+          new DelayServiceException("Kafka Streams went to ERROR; see the log above"));
+      terminated.complete(newState);
+    }
+    // NOT_RUNNING comes from close(), which completes termination once the broker is down too.
+  }
+}

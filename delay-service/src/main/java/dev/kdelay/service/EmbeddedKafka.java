@@ -1,0 +1,216 @@
+package dev.kdelay.service;
+
+import static java.util.Objects.requireNonNull;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.BindException;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import kafka.server.KafkaConfig;
+import kafka.server.KafkaRaftServer;
+import org.apache.kafka.common.Uuid;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.metadata.storage.Formatter;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * A real single-node Apache Kafka broker in this JVM: one KRaft node that is both broker and
+ * controller, for running kdelay without a Kafka of one's own.
+ *
+ * <p>The data directory is formatted on first start and reused afterwards, so topics, committed
+ * offsets and the changelogs of pending tasks survive a restart. The broker is tuned for a single
+ * node: every internal topic has one replica.
+ *
+ * <pre>{@code
+ * try (EmbeddedKafka kafka = EmbeddedKafka.start(Path.of("data/kafka"), Listeners.DEFAULT)) {
+ *   String bootstrapServers = kafka.bootstrapServers(); // 127.0.0.1:9092
+ * }
+ * }</pre>
+ */
+final class EmbeddedKafka implements AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(EmbeddedKafka.class);
+
+  private static final int NODE_ID = 1;
+  private static final String BROKER_LISTENER = "PLAINTEXT";
+  private static final String CONTROLLER_LISTENER = "CONTROLLER";
+
+  /**
+   * Where the broker listens.
+   *
+   * @param host the address both listeners bind to
+   * @param brokerPort the port clients connect to
+   * @param controllerPort the port of the KRaft controller
+   */
+  record Listeners(String host, int brokerPort, int controllerPort) {
+
+    /** {@code 127.0.0.1:9092} for clients, {@code 127.0.0.1:9093} for the controller. */
+    static final Listeners DEFAULT = new Listeners("127.0.0.1", 9092, 9093);
+
+    String bootstrapServers() {
+      return host + ":" + brokerPort;
+    }
+  }
+
+  private final KafkaRaftServer server;
+  private final Listeners listeners;
+
+  private EmbeddedKafka(KafkaRaftServer server, Listeners listeners) {
+    this.server = server;
+    this.listeners = listeners;
+  }
+
+  /**
+   * Starts a broker, formatting the data directory if it is new.
+   *
+   * @param dataDir the broker's log directory, created if absent
+   * @param listeners where to listen
+   * @return the running broker
+   * @throws DelayServiceException if a port is taken, the directory is in use by another broker, or
+   *     the broker fails to start
+   */
+  static EmbeddedKafka start(Path dataDir, Listeners listeners) {
+    requireNonNull(dataDir, "dataDir cannot be null");
+    requireNonNull(listeners, "listeners cannot be null");
+    Path dir = dataDir.toAbsolutePath();
+    ensurePortFree(listeners.host(), listeners.brokerPort(), "broker");
+    ensurePortFree(listeners.host(), listeners.controllerPort(), "controller");
+    long started = System.nanoTime();
+    log.info("Starting embedded Kafka broker on {}, data in {}", listeners.bootstrapServers(), dir);
+    KafkaConfig config = new KafkaConfig(brokerProperties(dir, listeners), false);
+    formatIfNew(dir);
+    KafkaRaftServer server = newServer(config, dir);
+    try {
+      server.startup();
+    } catch (RuntimeException e) {
+      server.shutdown();
+      server.awaitShutdown();
+      throw new DelayServiceException("The embedded Kafka broker failed to start: " + e, e);
+    }
+    log.info(
+        "Embedded Kafka broker started on {} in {} ms",
+        listeners.bootstrapServers(),
+        (System.nanoTime() - started) / 1_000_000);
+    return new EmbeddedKafka(server, listeners);
+  }
+
+  /** The {@code host:port} clients connect to. */
+  String bootstrapServers() {
+    return listeners.bootstrapServers();
+  }
+
+  /** Stops the broker and waits until it has released its ports and data directory. */
+  @Override
+  public void close() {
+    server.shutdown();
+    server.awaitShutdown();
+    log.info("Embedded Kafka broker on {} stopped", listeners.bootstrapServers());
+  }
+
+  private static Map<String, String> brokerProperties(Path dir, Listeners listeners) {
+    Map<String, String> props = new HashMap<>();
+    props.put("process.roles", "broker,controller");
+    props.put("node.id", Integer.toString(NODE_ID));
+    props.put(
+        "controller.quorum.voters",
+        NODE_ID + "@" + listeners.host() + ":" + listeners.controllerPort());
+    props.put(
+        "listeners",
+        BROKER_LISTENER
+            + "://"
+            + listeners.bootstrapServers()
+            + ","
+            + CONTROLLER_LISTENER
+            + "://"
+            + listeners.host()
+            + ":"
+            + listeners.controllerPort());
+    props.put("advertised.listeners", BROKER_LISTENER + "://" + listeners.bootstrapServers());
+    props.put(
+        "listener.security.protocol.map",
+        BROKER_LISTENER + ":PLAINTEXT," + CONTROLLER_LISTENER + ":PLAINTEXT");
+    props.put("controller.listener.names", CONTROLLER_LISTENER);
+    props.put("inter.broker.listener.name", BROKER_LISTENER);
+    props.put("log.dirs", dir.toString());
+    // One node: every internal topic gets one replica, and transactions (exactly_once_v2) must
+    // not wait for in-sync replicas that cannot exist.
+    props.put("offsets.topic.replication.factor", "1");
+    props.put("transaction.state.log.replication.factor", "1");
+    props.put("transaction.state.log.min.isr", "1");
+    props.put("share.coordinator.state.topic.replication.factor", "1");
+    props.put("share.coordinator.state.topic.min.isr", "1");
+    props.put("min.insync.replicas", "1");
+    // Few partitions for the internal topics: one process, and a faster first start.
+    props.put("offsets.topic.num.partitions", "5");
+    props.put("transaction.state.log.num.partitions", "5");
+    // Nobody else is going to join the group: assign partitions at once.
+    props.put("group.initial.rebalance.delay.ms", "0");
+    // The broker shares the heap with the service; the default cleaner buffer is 128 MB.
+    props.put("log.cleaner.dedupe.buffer.size", Long.toString(8L * 1024 * 1024));
+    return props;
+  }
+
+  private static void formatIfNew(Path dir) {
+    if (Files.exists(dir.resolve("meta.properties"))) {
+      return;
+    }
+    try {
+      Files.createDirectories(dir);
+      new Formatter()
+          .setPrintStream(new PrintStream(OutputStream.nullOutputStream()))
+          .setNodeId(NODE_ID)
+          .setClusterId(Uuid.randomUuid().toString())
+          .setDirectories(List.of(dir.toString()))
+          .setMetadataLogDirectory(dir.toString())
+          .setControllerListenerName(CONTROLLER_LISTENER)
+          .run();
+    } catch (Exception e) {
+      throw new DelayServiceException("Cannot format the embedded Kafka data directory " + dir, e);
+    }
+    log.info("Formatted new embedded Kafka data directory {}", dir);
+  }
+
+  private static KafkaRaftServer newServer(KafkaConfig config, Path dir) {
+    try {
+      return new KafkaRaftServer(config, Time.SYSTEM);
+    } catch (RuntimeException e) {
+      // Most often the directory lock: another broker (another kdelay) uses the same directory.
+      throw new DelayServiceException(
+          "The embedded Kafka broker cannot use " + dir + " (is another kdelay using it?): " + e,
+          e);
+    }
+  }
+
+  private static void ensurePortFree(String host, int port, String role) {
+    try (ServerSocket socket = new ServerSocket()) {
+      // As Kafka's own listener does, so that a socket of a just-stopped broker in TIME_WAIT
+      // does not count as taken.
+      socket.setReuseAddress(true);
+      socket.bind(new InetSocketAddress(host, port));
+    } catch (BindException e) {
+      String hint =
+          role.equals("broker")
+              ? " or, if a Kafka broker listens there, use it: DELAY_BOOTSTRAP_SERVERS="
+                  + host
+                  + ":"
+                  + port
+              : " or set DELAY_BOOTSTRAP_SERVERS to use a Kafka of your own";
+      throw new DelayServiceException(
+          String.format(
+              "Port %d on %s is in use, so the embedded Kafka %s cannot listen there. Stop"
+                  + " whatever listens on it,%s",
+              port, host, role, hint),
+          e);
+    } catch (IOException e) {
+      throw new DelayServiceException("Cannot check port " + port + " on " + host + ": " + e, e);
+    }
+  }
+}

@@ -1,0 +1,156 @@
+package dev.kdelay.service;
+
+import dev.kdelay.topology.DelayConfig;
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.streams.KafkaStreams;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The {@code kdelay} command: {@code run} (the default) starts the service; {@code schedule},
+ * {@code cancel} and {@code watch} are a small CLI over the client SDK.
+ *
+ * <p>Exit codes: {@value #OK} success, {@value #FAILED} failure (invalid configuration, Kafka
+ * unreachable, the service stopped on an error), {@value #USAGE} wrong command line.
+ */
+public final class Main {
+
+  static final int OK = 0;
+  static final int FAILED = 1;
+  static final int USAGE = 2;
+
+  static final String USAGE_TEXT =
+      """
+      Usage: kdelay [COMMAND] [OPTIONS]
+
+      Commands:
+        run [--config FILE]
+            Start the service (the default command). With no bootstrap servers configured it
+            starts an embedded Kafka broker on 127.0.0.1:9092 with its data under ./data.
+        schedule --id ID --target TOPIC (--after DURATION | --at INSTANT) [--key KEY] VALUE
+            Deliver VALUE to TOPIC later, keyed KEY (default: ID). Re-using an ID replaces it.
+        cancel --id ID
+            Cancel a pending schedule.
+        watch [--from-beginning] TOPIC
+            Print the records of TOPIC as a read_committed consumer sees them, with each fired
+            record's id, idempotency key, due and fired times and lateness. Ctrl-C stops.
+
+      Options of schedule, cancel and watch:
+        --bootstrap-servers HOST:PORT  default: $DELAY_BOOTSTRAP_SERVERS, else 127.0.0.1:9092
+        --requests-topic TOPIC         default: from the configuration, else delay-requests
+        --config FILE                  the properties file run takes, for TLS/SASL settings
+
+      DURATION  ISO-8601 (PT30S) or a number with a unit: 500ms, 30s, 5m, 2h, 1d
+      INSTANT   ISO-8601 (2030-01-01T09:00:00Z, 2030-01-01T10:00:00+01:00) or epoch millis
+
+      Configuration: the --config properties file, then environment variables, which win:
+        DELAY_<NAME>        kdelay's keys: DELAY_REQUESTS_TOPIC sets delay.requests.topic
+        DELAY_KAFKA_<NAME>  Kafka properties: DELAY_KAFKA_SECURITY_PROTOCOL sets
+                            security.protocol
+      """;
+
+  private final Map<String, String> environment;
+  private final PrintStream out;
+  private final PrintStream err;
+
+  Main(Map<String, String> environment, PrintStream out, PrintStream err) {
+    this.environment = environment;
+    this.out = out;
+    this.err = err;
+  }
+
+  /**
+   * Runs a command and exits with its code.
+   *
+   * @param args the command and its arguments
+   */
+  public static void main(String[] args) {
+    // Before the first logger exists: the CLI's stdout is its output, so its log goes to stderr.
+    if (args.length > 0 && Set.of("schedule", "cancel", "watch").contains(args[0])) {
+      System.setProperty("kdelay.log.target", "SYSTEM_ERR");
+    }
+    int code;
+    try {
+      code = new Main(System.getenv(), System.out, System.err).execute(Arrays.asList(args));
+    } catch (RuntimeException e) {
+      LoggerFactory.getLogger(Main.class).error("kdelay failed", e);
+      code = FAILED;
+    }
+    // Exit explicitly: Kafka client threads must not keep a failed process alive.
+    System.exit(code);
+  }
+
+  /**
+   * Runs a command.
+   *
+   * @param args the command and its arguments
+   * @return the exit code
+   */
+  int execute(List<String> args) {
+    boolean named = !args.isEmpty() && !args.get(0).startsWith("-");
+    String command = named ? args.get(0) : "run";
+    List<String> rest = named ? args.subList(1, args.size()) : args;
+    if (command.equals("help") || rest.contains("--help") || rest.contains("-h")) {
+      out.print(USAGE_TEXT);
+      return OK;
+    }
+    try {
+      return switch (command) {
+        case "run" -> run(CommandLine.parse(rest, Set.of("--config"), Set.of()));
+        case "schedule" -> {
+          CommandLine line = CommandLine.parse(rest, ScheduleCommand.OPTIONS, Set.of());
+          ScheduleCommand schedule = ScheduleCommand.parse(line);
+          yield schedule.run(ClientOptions.from(line, environment), out);
+        }
+        case "cancel" -> {
+          CommandLine line = CommandLine.parse(rest, CancelCommand.OPTIONS, Set.of());
+          CancelCommand cancel = CancelCommand.parse(line);
+          yield cancel.run(ClientOptions.from(line, environment), out);
+        }
+        case "watch" -> {
+          CommandLine line = CommandLine.parse(rest, WatchCommand.OPTIONS, WatchCommand.FLAGS);
+          WatchCommand watch = WatchCommand.parse(line);
+          yield watch.run(ClientOptions.from(line, environment), out);
+        }
+        default -> throw new UsageException("unknown command '" + command + "'");
+      };
+    } catch (UsageException e) {
+      err.println("kdelay " + command + ": " + e.getMessage());
+      err.println();
+      err.print(USAGE_TEXT);
+      return USAGE;
+    } catch (DelayServiceException | KafkaException e) {
+      // KafkaException includes ConfigException, whose message names key, value and what is
+      // allowed.
+      err.println("kdelay " + command + ": " + e.getMessage());
+      return FAILED;
+    }
+  }
+
+  private int run(CommandLine line) {
+    line.requireNoPositionals();
+    DelayConfig config =
+        ServiceConfiguration.load(line.option("--config").map(Path::of), environment);
+    DelayService service = new DelayService(config);
+    // SIGTERM and ctrl-C, also while starting: commit, leave the group, stop within a bound.
+    Runtime.getRuntime().addShutdownHook(new Thread(service::close, "kdelay-shutdown"));
+    service.start();
+    try {
+      if (service.awaitTermination() == KafkaStreams.State.ERROR) {
+        LoggerFactory.getLogger(Main.class).error("Kafka Streams stopped on an error; exiting");
+        service.close();
+        return FAILED;
+      }
+      return OK;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      service.close();
+      return FAILED;
+    }
+  }
+}

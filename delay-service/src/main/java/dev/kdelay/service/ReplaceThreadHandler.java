@@ -1,0 +1,53 @@
+package dev.kdelay.service;
+
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayDeque;
+import java.util.Deque;
+import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Replaces a stream thread that died of an unexpected exception, so that one bad moment does not
+ * stop the instance; its tasks are revived from their changelogs and, under exactly-once, nothing
+ * it had not committed is visible. A failure that keeps repeating is not a bad moment: past {@code
+ * maxFailures} within {@code window} the instance shuts down instead of spinning.
+ */
+final class ReplaceThreadHandler implements StreamsUncaughtExceptionHandler {
+
+  private static final Logger log = LoggerFactory.getLogger(ReplaceThreadHandler.class);
+
+  private final int maxFailures;
+  private final Duration window;
+  private final Clock clock;
+  private final Deque<Instant> failures = new ArrayDeque<>();
+
+  ReplaceThreadHandler(int maxFailures, Duration window, Clock clock) {
+    this.maxFailures = maxFailures;
+    this.window = window;
+    this.clock = clock;
+  }
+
+  /** Runs on the failing stream thread; several may fail at once, hence synchronized. */
+  @Override
+  public synchronized StreamThreadExceptionResponse handle(Throwable exception) {
+    Instant now = clock.instant();
+    failures.addLast(now);
+    while (failures.peekFirst().isBefore(now.minus(window))) {
+      failures.removeFirst();
+    }
+    if (failures.size() > maxFailures) {
+      log.error(
+          "Stream thread {} failed {} times within {} s; shutting down",
+          Thread.currentThread().getName(),
+          failures.size(),
+          window.toSeconds(),
+          exception);
+      return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
+    }
+    log.error("Stream thread {} failed; replacing it", Thread.currentThread().getName(), exception);
+    return StreamThreadExceptionResponse.REPLACE_THREAD;
+  }
+}

@@ -1,0 +1,119 @@
+package dev.kdelay.service;
+
+import dev.kdelay.topology.DelayConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.errors.TopicExistsException;
+import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Makes sure kdelay's own topics exist before the topology starts: the requests topic, the
+ * dead-letter topic and the reroute topic.
+ *
+ * <p>The reroute topic carries a request that arrived on a partition other than the one its id
+ * hashes to over to that partition, so it must have exactly as many partitions as the requests
+ * topic: it is created so, and a mismatch is fatal rather than silently misrouting requests.
+ */
+final class RequiredTopics {
+
+  private static final Logger log = LoggerFactory.getLogger(RequiredTopics.class);
+
+  private final Admin admin;
+  private final DelayConfig config;
+  private final Duration timeout;
+
+  RequiredTopics(Admin admin, DelayConfig config, Duration timeout) {
+    this.admin = admin;
+    this.config = config;
+    this.timeout = timeout;
+  }
+
+  /**
+   * Creates the topics that are absent and checks the reroute topic's partition count.
+   *
+   * @return the partition count of the requests topic
+   * @throws DelayServiceException if the reroute topic has another partition count than the
+   *     requests topic, or Kafka does not answer in time
+   */
+  int ensure() {
+    int requestsPartitions = ensure(config.requestsTopic(), config.topicPartitions());
+    ensure(config.dlqTopic(), config.topicPartitions());
+    int reroutePartitions = ensure(config.rerouteTopic(), requestsPartitions);
+    if (reroutePartitions != requestsPartitions) {
+      throw new DelayServiceException(
+          String.format(
+              "The reroute topic %s has %d partitions but the requests topic %s has %d; they must"
+                  + " be equal. Give them the same count (kafka-topics --alter --partitions), or"
+                  + " delete %s when no request is in flight and kdelay recreates it.",
+              config.rerouteTopic(),
+              reroutePartitions,
+              config.requestsTopic(),
+              requestsPartitions,
+              config.rerouteTopic()));
+    }
+    return requestsPartitions;
+  }
+
+  /** Creates the topic if absent; returns its partition count. */
+  private int ensure(String topic, int partitions) {
+    OptionalInt existing = partitionCount(topic);
+    if (existing.isPresent()) {
+      log.info("Topic {} has {} partitions", topic, existing.getAsInt());
+      return existing.getAsInt();
+    }
+    short replicationFactor = config.topicReplicationFactor();
+    NewTopic newTopic =
+        new NewTopic(
+            topic,
+            Optional.of(partitions),
+            replicationFactor < 0 ? Optional.empty() : Optional.of(replicationFactor));
+    try {
+      await(admin.createTopics(List.of(newTopic)).all());
+      log.info("Created topic {} with {} partitions", topic, partitions);
+      return partitions;
+    } catch (TopicExistsException e) {
+      // Another instance created it between our look and our create: use what it made.
+      return partitionCount(topic).orElseThrow(() -> e);
+    }
+  }
+
+  private OptionalInt partitionCount(String topic) {
+    try {
+      Map<String, TopicDescription> described =
+          await(admin.describeTopics(List.of(topic)).allTopicNames());
+      return OptionalInt.of(described.get(topic).partitions().size());
+    } catch (UnknownTopicOrPartitionException e) {
+      return OptionalInt.empty();
+    }
+  }
+
+  private <T> T await(Future<T> future) {
+    try {
+      return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof RuntimeException cause) {
+        throw cause;
+      }
+      throw new DelayServiceException("Kafka admin request failed: " + e.getCause(), e);
+    } catch (TimeoutException e) {
+      throw new DelayServiceException(
+          "Kafka did not answer within " + timeout.toSeconds() + " s; check the bootstrap servers",
+          e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DelayServiceException("Interrupted while setting up topics", e);
+    }
+  }
+}

@@ -1,0 +1,111 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.time.Duration;
+import java.time.Instant;
+import java.util.List;
+import java.util.Set;
+import org.junit.jupiter.api.Test;
+
+class ScheduleCommandTest {
+
+  @Test
+  void shouldReadAllArgumentsWhenScheduledAfterADelay() {
+    ScheduleCommand command =
+        parse("--id", "order-42", "--target", "timeouts", "--after", "30s", "--key", "k", "{}");
+
+    assertThat(command)
+        .isEqualTo(
+            new ScheduleCommand(
+                "order-42",
+                "timeouts",
+                java.util.Optional.of(Duration.ofSeconds(30)),
+                java.util.Optional.empty(),
+                java.util.Optional.of("k"),
+                "{}"));
+  }
+
+  @Test
+  void shouldReadTheDueTimeWhenScheduledAtAnInstant() {
+    ScheduleCommand command =
+        parse("--id", "r", "--target", "t", "--at", "2030-01-01T09:00:00Z", "hello");
+
+    assertThat(command.at()).contains(Instant.parse("2030-01-01T09:00:00Z"));
+    assertThat(command.after()).isEmpty();
+    assertThat(command.targetKey()).isEmpty();
+    assertThat(command.value()).isEqualTo("hello");
+  }
+
+  @Test
+  void shouldFailWhenBothAfterAndAtAreGiven() {
+    assertThatThrownBy(
+            () -> parse("--id", "r", "--target", "t", "--after", "5s", "--at", "0", "value"))
+        .isInstanceOf(UsageException.class)
+        .hasMessage("give exactly one of --after DURATION and --at INSTANT");
+  }
+
+  @Test
+  void shouldFailWhenNeitherAfterNorAtIsGiven() {
+    assertThatThrownBy(() -> parse("--id", "r", "--target", "t", "value"))
+        .isInstanceOf(UsageException.class)
+        .hasMessage("give exactly one of --after DURATION and --at INSTANT");
+  }
+
+  @Test
+  void shouldNameTheOptionWhenADurationIsMalformed() {
+    assertThatThrownBy(() -> parse("--id", "r", "--target", "t", "--after", "soon", "value"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageStartingWith("--after: not a duration: 'soon'");
+  }
+
+  @Test
+  void shouldNameTheOptionWhenAnInstantIsMalformed() {
+    assertThatThrownBy(() -> parse("--id", "r", "--target", "t", "--at", "tomorrow", "value"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageStartingWith("--at: not an instant: 'tomorrow'");
+  }
+
+  @Test
+  void shouldFailWhenTheValueIsMissing() {
+    assertThatThrownBy(() -> parse("--id", "r", "--target", "t", "--after", "5s"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageContaining("expected exactly one VALUE");
+  }
+
+  @Test
+  void shouldFailWhenTheTargetIsMissing() {
+    assertThatThrownBy(() -> parse("--id", "r", "--after", "5s", "value"))
+        .isInstanceOf(UsageException.class)
+        .hasMessage("option --target is required");
+  }
+
+  @Test
+  void shouldAcceptClientOptionsWhenGiven() {
+    CommandLine line =
+        CommandLine.parse(
+            List.of(
+                "--bootstrap-servers",
+                "kafka:9092",
+                "--requests-topic",
+                "req",
+                "--id",
+                "r",
+                "--target",
+                "t",
+                "--after",
+                "1s",
+                "v"),
+            ScheduleCommand.OPTIONS,
+            Set.of());
+
+    assertThat(line.option("--bootstrap-servers")).contains("kafka:9092");
+    assertThat(ScheduleCommand.parse(line).id()).isEqualTo("r");
+  }
+
+  private static ScheduleCommand parse(String... args) {
+    return ScheduleCommand.parse(
+        CommandLine.parse(List.of(args), ScheduleCommand.OPTIONS, Set.of()));
+  }
+}

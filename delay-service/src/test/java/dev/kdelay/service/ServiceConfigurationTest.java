@@ -1,0 +1,146 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kdelay.topology.DelayConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class ServiceConfigurationTest {
+
+  @TempDir Path dir;
+
+  @Test
+  void shouldUseDefaultsWhenNothingIsGiven() {
+    DelayConfig config = ServiceConfiguration.load(Optional.empty(), Map.of());
+
+    assertThat(config.bootstrapServers()).isEmpty();
+    assertThat(config.requestsTopic()).isEqualTo("delay-requests");
+  }
+
+  @Test
+  void shouldReadKeysAndKafkaPropertiesWhenAFileIsGiven() throws IOException {
+    // given
+    Path file =
+        write(
+            "delay.requests.topic=orders-later\n"
+                + "delay.http.port=9000\n"
+                + "security.protocol=SASL_SSL\n");
+
+    // when
+    DelayConfig config = ServiceConfiguration.load(Optional.of(file), Map.of());
+
+    // then
+    assertThat(config.requestsTopic()).isEqualTo("orders-later");
+    assertThat(config.httpPort()).isEqualTo(9000);
+    assertThat(config.kafkaProperties()).containsEntry("security.protocol", "SASL_SSL");
+  }
+
+  @Test
+  void shouldPreferTheEnvironmentWhenBothSetAKey() throws IOException {
+    Path file = write("delay.requests.topic=from-file\ndelay.dlq.topic=dlq-from-file\n");
+
+    DelayConfig config =
+        ServiceConfiguration.load(
+            Optional.of(file), Map.of("DELAY_REQUESTS_TOPIC", "from-env", "PATH", "/usr/bin"));
+
+    assertThat(config.requestsTopic()).isEqualTo("from-env");
+    assertThat(config.dlqTopic()).isEqualTo("dlq-from-file");
+  }
+
+  @Test
+  void shouldPassKafkaPropertiesThroughWhenPrefixedDelayKafka() throws IOException {
+    Path file = write("security.protocol=PLAINTEXT\n");
+
+    DelayConfig config =
+        ServiceConfiguration.load(
+            Optional.of(file),
+            Map.of(
+                "DELAY_KAFKA_SECURITY_PROTOCOL", "SSL",
+                "DELAY_KAFKA_SASL_MECHANISM", "PLAIN"));
+
+    assertThat(config.kafkaProperties())
+        .containsEntry("security.protocol", "SSL")
+        .containsEntry("sasl.mechanism", "PLAIN");
+    assertThat(config.streamsProperties()).containsEntry("security.protocol", "SSL");
+  }
+
+  @Test
+  void shouldNameKeyValueSourceAndAllowedWhenAValueIsBad() {
+    assertThatThrownBy(
+            () -> ServiceConfiguration.load(Optional.empty(), Map.of("DELAY_HTTP_PORT", "99999")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("delay.http.port=99999")
+        .hasMessageContaining("environment variable DELAY_HTTP_PORT")
+        .hasMessageContaining("[0,...,65535]");
+  }
+
+  @Test
+  void shouldNameTheTypeWhenAValueIsNotANumber() throws IOException {
+    Path file = write("delay.topic.partitions=many\n");
+
+    assertThatThrownBy(() -> ServiceConfiguration.load(Optional.of(file), Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("delay.topic.partitions=many")
+        .hasMessageContaining("file " + file)
+        .hasMessageContaining("int");
+  }
+
+  @Test
+  void shouldReportEveryBadValueWhenSeveralAreBad() {
+    assertThatThrownBy(
+            () ->
+                ServiceConfiguration.load(
+                    Optional.empty(),
+                    Map.of(
+                        "DELAY_TARGET_TOPIC_ALLOW", "orders-(",
+                        "DELAY_PROCESSING_GUARANTEE", "maybe_once")))
+        .hasMessageContaining("delay.target.topic.allow=orders-(")
+        .hasMessageContaining("not a valid regular expression")
+        .hasMessageContaining("delay.processing.guarantee=maybe_once")
+        .hasMessageContaining("exactly_once_v2");
+  }
+
+  @Test
+  void shouldRejectAnUnknownKeyWhenAVariableIsMisspelt() {
+    assertThatThrownBy(
+            () ->
+                ServiceConfiguration.load(
+                    Optional.empty(), Map.of("DELAY_BOOTSTRAP_SERVER", "kafka:9092")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("delay.bootstrap.server=kafka:9092")
+        .hasMessageContaining("unknown kdelay configuration key")
+        .hasMessageContaining("delay.bootstrap.servers");
+  }
+
+  @Test
+  void shouldFailClearlyWhenTheFileIsMissing() {
+    Path missing = dir.resolve("missing.properties");
+
+    assertThatThrownBy(() -> ServiceConfiguration.load(Optional.of(missing), Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("Cannot read configuration file " + missing);
+  }
+
+  @Test
+  void shouldMapVariablesWhenTheyHaveOurPrefix() {
+    assertThat(ServiceConfiguration.keyOfVariable("DELAY_STATE_DIR")).contains("delay.state.dir");
+    assertThat(ServiceConfiguration.keyOfVariable("DELAY_KAFKA_SSL_TRUSTSTORE_LOCATION"))
+        .contains("ssl.truststore.location");
+    assertThat(ServiceConfiguration.keyOfVariable("DELAY_")).isEmpty();
+    assertThat(ServiceConfiguration.keyOfVariable("HOME")).isEmpty();
+  }
+
+  private Path write(String content) throws IOException {
+    Path file = dir.resolve("kdelay.properties");
+    Files.writeString(file, content);
+    return file;
+  }
+}
