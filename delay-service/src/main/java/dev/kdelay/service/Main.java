@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import dev.kdelay.schemas.Action;
 import dev.kdelay.topology.DelayConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -32,10 +33,16 @@ public final class Main {
         run [--config FILE]
             Start the service (the default command). With no bootstrap servers configured it
             starts an embedded Kafka broker on 127.0.0.1:9092 with its data under ./data.
-        schedule --id ID --target TOPIC (--after DURATION | --at INSTANT) [--key KEY] VALUE
+        schedule --id ID --target TOPIC (--after DURATION | --at INSTANT | --cron EXPR)
+                 [--key KEY] VALUE
             Deliver VALUE to TOPIC later, keyed KEY (default: ID). Re-using an ID replaces it.
+            A --cron schedule recurs; it takes [--cron-type quartz|unix|spring] [--zone ZONE]
+            [--start-at INSTANT] [--end-at INSTANT] [--max-fires N]
+            [--misfire fire-once|fire-all|skip].
         cancel --id ID
-            Cancel a pending schedule.
+            Cancel a schedule.
+        pause --id ID, resume --id ID
+            Pause a recurring schedule; resume it with its first occurrence after now.
         watch [--from-beginning] TOPIC
             Print the records of TOPIC as a read_committed consumer sees them, with each fired
             record's id, idempotency key, due and fired times and lateness. Ctrl-C stops.
@@ -107,10 +114,10 @@ public final class Main {
           ScheduleCommand schedule = ScheduleCommand.parse(line);
           yield schedule.run(ClientOptions.from(line, environment), out);
         }
-        case "cancel" -> {
-          CommandLine line = CommandLine.parse(rest, CancelCommand.OPTIONS, Set.of());
-          CancelCommand cancel = CancelCommand.parse(line);
-          yield cancel.run(ClientOptions.from(line, environment), out);
+        case "cancel", "pause", "resume" -> {
+          CommandLine line = CommandLine.parse(rest, IdCommand.OPTIONS, Set.of());
+          Action action = Action.fromWireName(command).orElseThrow();
+          yield IdCommand.parse(action, line).run(ClientOptions.from(line, environment), out);
         }
         case "watch" -> {
           CommandLine line = CommandLine.parse(rest, WatchCommand.OPTIONS, WatchCommand.FLAGS);

@@ -45,6 +45,13 @@ class MainTest {
   }
 
   @Test
+  void shouldExitWithTwoWhenPauseOrResumeHasNoId() {
+    assertThat(main(Map.of(), "pause")).isEqualTo(Main.USAGE);
+    assertThat(main(Map.of(), "resume", "extra")).isEqualTo(Main.USAGE);
+    assertThat(text(err)).contains("kdelay pause:").contains("kdelay resume:");
+  }
+
+  @Test
   void shouldExitWithTwoWhenWatchHasNoTopic() {
     assertThat(main(Map.of(), "watch", "--from-beginning")).isEqualTo(Main.USAGE);
     assertThat(text(err)).contains("expected exactly one TOPIC");

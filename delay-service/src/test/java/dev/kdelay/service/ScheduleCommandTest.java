@@ -3,8 +3,12 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.client.CronSchedule;
+import dev.kdelay.schemas.CronFlavor;
+import dev.kdelay.schemas.Misfire;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneId;
 import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -23,8 +27,70 @@ class ScheduleCommandTest {
                 "timeouts",
                 java.util.Optional.of(Duration.ofSeconds(30)),
                 java.util.Optional.empty(),
+                java.util.Optional.empty(),
                 java.util.Optional.of("k"),
                 "{}"));
+  }
+
+  @Test
+  void shouldReadEveryCronOptionWhenScheduledWithCron() {
+    ScheduleCommand command =
+        parse(
+            "--id",
+            "nightly",
+            "--target",
+            "reports",
+            "--cron",
+            "15 2 * * *",
+            "--cron-type",
+            "unix",
+            "--zone",
+            "Europe/Berlin",
+            "--start-at",
+            "2030-01-01T00:00:00Z",
+            "--end-at",
+            "2031-01-01T00:00:00Z",
+            "--max-fires",
+            "10",
+            "--misfire",
+            "skip",
+            "run");
+
+    CronSchedule cron = command.cron().orElseThrow();
+    assertThat(cron.expression()).isEqualTo("15 2 * * *");
+    assertThat(cron.type()).isEqualTo(CronFlavor.UNIX);
+    assertThat(cron.zone()).isEqualTo(ZoneId.of("Europe/Berlin"));
+    assertThat(cron.startAt()).contains(Instant.parse("2030-01-01T00:00:00Z"));
+    assertThat(cron.endAt()).contains(Instant.parse("2031-01-01T00:00:00Z"));
+    assertThat(cron.maxFires()).hasValue(10);
+    assertThat(cron.misfire()).isEqualTo(Misfire.SKIP);
+    assertThat(command.message().cron()).contains(cron);
+  }
+
+  @Test
+  void shouldFailWhenACronOptionComesWithoutCron() {
+    assertThatThrownBy(
+            () -> parse("--id", "r", "--target", "t", "--after", "5s", "--zone", "UTC", "value"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageContaining("need --cron");
+  }
+
+  @Test
+  void shouldNameTheOptionWhenTheZoneIsUnknown() {
+    assertThatThrownBy(
+            () ->
+                parse(
+                    "--id",
+                    "r",
+                    "--target",
+                    "t",
+                    "--cron",
+                    "* * * * *",
+                    "--zone",
+                    "Mars/Base",
+                    "v"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageStartingWith("--zone");
   }
 
   @Test
@@ -43,14 +109,14 @@ class ScheduleCommandTest {
     assertThatThrownBy(
             () -> parse("--id", "r", "--target", "t", "--after", "5s", "--at", "0", "value"))
         .isInstanceOf(UsageException.class)
-        .hasMessage("give exactly one of --after DURATION and --at INSTANT");
+        .hasMessage("give exactly one of --after DURATION, --at INSTANT and --cron EXPR");
   }
 
   @Test
   void shouldFailWhenNeitherAfterNorAtIsGiven() {
     assertThatThrownBy(() -> parse("--id", "r", "--target", "t", "value"))
         .isInstanceOf(UsageException.class)
-        .hasMessage("give exactly one of --after DURATION and --at INSTANT");
+        .hasMessage("give exactly one of --after DURATION, --at INSTANT and --cron EXPR");
   }
 
   @Test

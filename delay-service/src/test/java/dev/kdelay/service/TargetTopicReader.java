@@ -32,7 +32,10 @@ final class TargetTopicReader implements AutoCloseable {
                 ConsumerConfig.ISOLATION_LEVEL_CONFIG,
                 "read_committed",
                 ConsumerConfig.MAX_POLL_RECORDS_CONFIG,
-                2_000),
+                2_000,
+                // Measure kdelay, not the fetch wait: return as soon as records are committed.
+                ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG,
+                5),
             new StringDeserializer(),
             new StringDeserializer());
     List<TopicPartition> partitions =

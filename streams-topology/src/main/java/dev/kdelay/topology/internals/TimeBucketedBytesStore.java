@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.KeyValue;
@@ -47,7 +48,7 @@ import org.rocksdb.WriteOptions;
  * so compaction reclaims them without reading their tombstones.
  *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
- * log is off, {@link #flush()} persists memtables before Kafka Streams writes its checkpoint.
+ * log is off, {@link #commit(Map)} persists memtables before Kafka Streams writes its checkpoint.
  *
  * <p>Runs on the stream thread only; not thread-safe.
  */
@@ -258,8 +259,12 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     }
   }
 
+  /**
+   * Persists the memtables before Kafka Streams records the changelog offsets (the write-ahead log
+   * is off; the changelog is the log).
+   */
   @Override
-  public void flush() {
+  public void commit(Map<TopicPartition, Long> changelogOffsets) {
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
       db.flush(flush);
     } catch (RocksDBException e) {

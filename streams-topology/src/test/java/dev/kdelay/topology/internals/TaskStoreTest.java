@@ -163,8 +163,8 @@ class TaskStoreTest {
     }
 
     @Override
-    public void flush() {
-      inner.flush();
+    public void commit(Map<org.apache.kafka.common.TopicPartition, Long> changelogOffsets) {
+      inner.commit(changelogOffsets);
     }
 
     @Override

@@ -119,7 +119,7 @@ class TimeBucketedBytesStoreTest {
     for (int i = 0; i < 1_000; i++) {
       store.delete(TaskKey.fire(i, "task").toBytes());
     }
-    store.flush();
+    store.commit(Map.of());
     store.close();
     store = new TimeBucketedBytesStore("tasks", MINUTE * 1000);
     store.openDb(dir.toFile(), Map.of());
