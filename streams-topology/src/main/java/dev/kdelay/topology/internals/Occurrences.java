@@ -12,6 +12,7 @@ import java.time.Instant;
 import java.time.LocalDateTime;
 import java.time.ZoneOffset;
 import java.time.ZonedDateTime;
+import java.time.temporal.ChronoUnit;
 import java.time.zone.ZoneOffsetTransition;
 import java.time.zone.ZoneRules;
 import java.util.List;
@@ -68,7 +69,9 @@ final class Occurrences {
   static boolean everyHour(Cron cron) {
     FieldExpression hours = cron.retrieve(CronFieldName.HOUR).getExpression();
     return hours instanceof Always
-        || (hours instanceof Every every && every.getPeriod().getValue() == 1);
+        || (hours instanceof Every every
+            && every.getPeriod().getValue() == 1
+            && every.getExpression() instanceof Always);
   }
 
   private static long saturatedAdd(long a, long b) {
@@ -162,7 +165,9 @@ final class Occurrences {
 
     private LocalDateTime localAt(long epochMs) {
       Instant instant = Instant.ofEpochMilli(epochMs);
-      return LocalDateTime.ofInstant(instant, rules.getOffset(instant));
+      // Whole seconds: cron-utils keeps a fraction it is given, and occurrences must not.
+      return LocalDateTime.ofInstant(instant, rules.getOffset(instant))
+          .truncatedTo(ChronoUnit.SECONDS);
     }
 
     /** The next local time strictly after {@code local} that the expression matches. */

@@ -12,12 +12,12 @@ import java.util.OptionalLong;
  *
  * <ul>
  *   <li>{@code fire-once}: the missed occurrence fires as the one catch-up; the schedule resumes
- *       with the first occurrence after now;
+ *       with the first occurrence at or after now;
  *   <li>{@code fire-all}: every missed occurrence fires, in order, one after the other; those older
  *       than the catch-up window are dropped so a long outage of a per-second schedule does not
  *       flood the target;
  *   <li>{@code skip}: the missed occurrence does not fire; the schedule resumes with the first
- *       occurrence after now.
+ *       occurrence at or after now.
  * </ul>
  */
 final class Recurrence {
@@ -45,12 +45,20 @@ final class Recurrence {
    */
   Step onDue(CronSpec spec, long dueMs, long firesSoFar, long nowMs) {
     boolean missed = nowMs - dueMs > misfireThresholdMs;
-    boolean fire = !(missed && spec.misfire() == Misfire.SKIP);
+    boolean fire = !missed || firesWhenMissed(spec.misfire(), nowMs - dueMs);
     long fired = firesSoFar + (fire ? 1 : 0);
     if (spec.maxFires() != CronSpec.UNLIMITED && fired >= spec.maxFires()) {
       return new Step(fire, OptionalLong.empty());
     }
     return new Step(fire, next(spec, dueMs, missed, nowMs));
+  }
+
+  private boolean firesWhenMissed(Misfire misfire, long lateMs) {
+    return switch (misfire) {
+      case FIRE_ONCE -> true;
+      case FIRE_ALL -> lateMs <= catchUpWindowMs;
+      case SKIP -> false;
+    };
   }
 
   /** The first occurrence after a resume: what was missed while paused is skipped. */
@@ -64,11 +72,12 @@ final class Recurrence {
   }
 
   private OptionalLong next(CronSpec spec, long dueMs, boolean missed, long nowMs) {
-    if (!missed || spec.misfire() != Misfire.FIRE_ALL) {
-      // On time: the next in the cadence. Missed under fire-once or skip: the next after now.
-      return occurrences.after(spec, missed ? nowMs : dueMs, nowMs);
+    if (!missed) {
+      return occurrences.after(spec, dueMs, nowMs);
     }
-    long windowStart = nowMs - catchUpWindowMs;
-    return occurrences.after(spec, Math.max(dueMs, windowStart - 1), nowMs);
+    // Missed: continue with the first occurrence inside the catch-up window (fire-all), or the
+    // first at or after now (fire-once, whose one catch-up stood for all the missed; skip).
+    long from = spec.misfire() == Misfire.FIRE_ALL ? nowMs - catchUpWindowMs : nowMs;
+    return occurrences.after(spec, Math.max(dueMs, from - 1), nowMs);
   }
 }

@@ -151,7 +151,13 @@ final class Schedules {
       return rejection(RejectionReason.NOT_APPLICABLE, "resume: no schedule has this id");
     }
     if (current.state() == State.SCHEDULED) {
-      return Optional.empty(); // not paused: nothing to do
+      byte[] pending = tasks.get(TaskKey.fire(current.dueMs(), id));
+      if (pending == null || !StoredTaskCodec.decode(pending).schedule().recurring()) {
+        return rejection(
+            RejectionReason.NOT_APPLICABLE,
+            "resume applies to recurring schedules; this one is one-shot");
+      }
+      return Optional.empty(); // running, not paused: nothing to do
     }
     byte[] value = tasks.get(TaskKey.paused(id));
     StoredTask task = StoredTaskCodec.decode(value);
