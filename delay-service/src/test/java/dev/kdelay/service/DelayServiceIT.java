@@ -2,6 +2,7 @@ package dev.kdelay.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.client.CronSchedule;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.client.FiredTask;
@@ -200,6 +201,62 @@ class DelayServiceIT {
       fired = reader.pollUntil(received -> ids(received).contains("control"), FIRE_TIMEOUT);
     }
     assertThat(ids(fired)).containsExactly("control");
+  }
+
+  @Test
+  void shouldFireEverySecondWithoutGapOrDuplicateAcrossARestartAndStopOnCancel() throws Exception {
+    // given: a per-second cron schedule
+    String target = createTopic(name + "-target", 1);
+    DelayConfig config = config(1);
+    DelayService first = startService(config);
+    DelayClient client = client(Map.of());
+    client
+        .scheduleCron("tick", target, CronSchedule.of("* * * * * ?"), bytes("tick"))
+        .get(10, TimeUnit.SECONDS);
+
+    try (TargetTopicReader reader = new TargetTopicReader(bootstrapServers, target)) {
+      reader.pollUntil(received -> received.size() >= 3, FIRE_TIMEOUT);
+
+      // when: the service restarts, and the schedule is cancelled after a few more occurrences
+      first.close();
+      startService(config);
+      int beforeRestart = reader.pollUntil(received -> true, FIRE_TIMEOUT).size();
+      reader.pollUntil(received -> received.size() >= beforeRestart + 3, FIRE_TIMEOUT);
+      RecordMetadata cancel = client.cancel("tick").get(10, TimeUnit.SECONDS);
+      awaitRequestsCommitted(config);
+      Instant sentinelDue = Instant.ofEpochMilli(cancel.timestamp()).plusSeconds(3);
+      client
+          .schedule(
+              DelayedMessage.builder("sentinel", target).fireAt(sentinelDue).payload("s").build())
+          .get(10, TimeUnit.SECONDS);
+      reader.pollUntil(received -> ids(received).contains("sentinel"), FIRE_TIMEOUT);
+      List<Received> fired = reader.drainCommitted(FIRE_TIMEOUT);
+
+      // then: consecutive seconds, each once, counted 1, 2, 3...; nothing due after the cancel
+      List<FiredTask> ticks =
+          fired.stream()
+              .map(received -> FiredTask.from(received.record()))
+              .filter(task -> task.id().equals("tick"))
+              .toList();
+      assertThat(ticks).hasSizeGreaterThanOrEqualTo(6);
+      for (int i = 0; i < ticks.size(); i++) {
+        FiredTask tick = ticks.get(i);
+        assertThat(tick.occurrence()).hasValue(i + 1);
+        assertThat(tick.dueAt().toEpochMilli() % 1000).isZero();
+        assertThat(tick.idempotencyKey())
+            .isEqualTo(DelayHeaders.idempotencyKey("tick", tick.dueAt().toEpochMilli()));
+        if (i > 0) {
+          assertThat(tick.dueAt()).isEqualTo(ticks.get(i - 1).dueAt().plusSeconds(1));
+        }
+        assertThat(tick.firedAt()).isAfterOrEqualTo(tick.dueAt());
+      }
+      assertThat(ticks.get(ticks.size() - 1).dueAt())
+          .isBefore(Instant.ofEpochMilli(cancel.timestamp()).plusSeconds(1));
+    }
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
   }
 
   /** Sends partition = (murmur2 partition + 1) mod count: never the one the key hashes to. */
