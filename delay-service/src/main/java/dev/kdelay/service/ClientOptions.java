@@ -9,6 +9,7 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
@@ -61,6 +62,11 @@ record ClientOptions(String bootstrapServers, String requestsTopic, DelayConfig 
         ClientProperties.of(config, bootstrapServers, ProducerConfig.configNames());
     props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
     return props;
+  }
+
+  /** Admin client properties. */
+  Map<String, Object> adminProperties() {
+    return ClientProperties.of(config, bootstrapServers, AdminClientConfig.configNames());
   }
 
   /** Consumer properties, without group or deserializers. */

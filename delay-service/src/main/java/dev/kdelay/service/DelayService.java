@@ -52,6 +52,8 @@ public final class DelayService implements AutoCloseable {
   private boolean closed;
   private EmbeddedKafka broker;
   private KafkaStreams streams;
+  private Admin targetAdmin;
+  private AdminTargetTopics targetTopics;
   private DelayConfig config;
 
   /**
@@ -145,6 +147,10 @@ public final class DelayService implements AutoCloseable {
       }
       finalState = streams.state();
     }
+    if (targetTopics != null) {
+      targetTopics.close();
+      targetAdmin.close(Duration.ofSeconds(5));
+    }
     if (broker != null) {
       broker.close();
     }
@@ -180,7 +186,11 @@ public final class DelayService implements AutoCloseable {
   private synchronized void startStreams(DelayConfig ready) {
     ensureOpen();
     config = ready;
-    streams = new KafkaStreams(DelayTopology.build(ready), ready.streamsProperties());
+    targetAdmin =
+        Admin.create(
+            ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
+    targetTopics = new AdminTargetTopics(targetAdmin, ready.targetTopicsRefresh());
+    streams = new KafkaStreams(DelayTopology.build(ready, targetTopics), ready.streamsProperties());
     streams.setUncaughtExceptionHandler(
         new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC()));
     streams.setStateListener(this::onStateChange);

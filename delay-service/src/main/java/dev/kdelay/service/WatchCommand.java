@@ -6,13 +6,19 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
@@ -56,6 +62,7 @@ record WatchCommand(String topic, boolean fromBeginning) {
                     awaitQuietly(closed);
                   },
                   "kdelay-watch-stop"));
+      createIfAbsent(options, out);
       consumer.subscribe(List.of(topic));
       out.printf(
           "Watching %s on %s (read_committed); ctrl-C stops%n", topic, options.bootstrapServers());
@@ -98,6 +105,29 @@ record WatchCommand(String topic, boolean fromBeginning) {
         task.firedAt(),
         latenessMs,
         record.value());
+  }
+
+  /**
+   * Creates the watched topic if it does not exist: kdelay dead-letters requests for missing
+   * targets (UNKNOWN_TOPIC), so watching a topic first makes it ready to schedule to.
+   */
+  private void createIfAbsent(ClientOptions options, PrintStream out) {
+    try (Admin admin = Admin.create(options.adminProperties())) {
+      admin
+          .createTopics(List.of(new NewTopic(topic, Optional.empty(), Optional.empty())))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+      out.printf("Created topic %s%n", topic);
+    } catch (ExecutionException e) {
+      if (!(e.getCause() instanceof TopicExistsException)) {
+        throw new DelayServiceException("cannot create topic " + topic + ": " + e.getCause(), e);
+      }
+    } catch (TimeoutException e) {
+      throw new DelayServiceException("creating topic " + topic + " timed out", e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DelayServiceException("interrupted while creating topic " + topic, e);
+    }
   }
 
   private Map<String, Object> consumerProperties(ClientOptions options) {

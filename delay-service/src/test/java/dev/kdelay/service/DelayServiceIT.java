@@ -259,6 +259,51 @@ class DelayServiceIT {
     return text.getBytes(StandardCharsets.UTF_8);
   }
 
+  @Test
+  void shouldDeadLetterTasksWhoseTargetTopicIsMissingOrDeletedWithoutStallingOthers()
+      throws Exception {
+    // given: a target that never existed, and one deleted after its task was scheduled
+    String target = createTopic(name + "-target", 1);
+    String doomed = createTopic(name + "-doomed", 1);
+    DelayConfig config = config(1).with(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, 200L);
+    startService(config);
+    DelayClient client = client(Map.of());
+    Instant due = Instant.now().plusSeconds(3);
+    client
+        .schedule(
+            DelayedMessage.builder("never", name + "-nowhere").fireAt(due).payload("a").build())
+        .get(10, TimeUnit.SECONDS);
+    client
+        .schedule(DelayedMessage.builder("orphan", doomed).fireAt(due).payload("b").build())
+        .get(10, TimeUnit.SECONDS);
+    awaitRequestsCommitted(config);
+
+    // when
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+      admin.deleteTopics(List.of(doomed)).all().get(10, TimeUnit.SECONDS);
+    }
+    client
+        .schedule(
+            DelayedMessage.builder("fine", target).fireAt(due.plusMillis(500)).payload("c").build())
+        .get(10, TimeUnit.SECONDS);
+
+    // then: both dead-lettered with the reason, and the healthy task fires
+    try (TargetTopicReader fired = new TargetTopicReader(bootstrapServers, target)) {
+      assertThat(ids(fired.pollUntil(received -> !received.isEmpty(), FIRE_TIMEOUT)))
+          .containsExactly("fine");
+    }
+    try (TargetTopicReader dead = new TargetTopicReader(bootstrapServers, config.dlqTopic())) {
+      List<Received> letters = dead.pollUntil(received -> received.size() >= 2, FIRE_TIMEOUT);
+      assertThat(letters)
+          .extracting(r -> r.record().key() + ":" + header(r, DelayHeaders.ERROR))
+          .containsExactlyInAnyOrder("never:UNKNOWN_TOPIC", "orphan:UNKNOWN_TOPIC");
+    }
+  }
+
+  private static String header(Received received, String name) {
+    return new String(received.record().headers().lastHeader(name).value(), StandardCharsets.UTF_8);
+  }
+
   /** Sends partition = (murmur2 partition + 1) mod count: never the one the key hashes to. */
   public static final class NextPartitioner implements Partitioner {
     @Override

@@ -141,6 +141,11 @@ public final class DelayConfig extends AbstractConfig {
       "How far back the fire-all misfire policy catches up: missed occurrences older than this"
           + " are not fired, so a long outage of a frequent schedule does not flood its target.";
 
+  public static final String TARGET_TOPICS_REFRESH_CONFIG = "delay.target.topics.refresh.ms";
+  private static final String TARGET_TOPICS_REFRESH_DOC =
+      "How often the service re-reads the metadata of the target topics it knows, to notice"
+          + " deleted topics (their tasks are dead-lettered as UNKNOWN_TOPIC instead of fired).";
+
   public static final String HTTP_PORT_CONFIG = "delay.http.port";
   private static final String HTTP_PORT_DOC =
       "Port of the service's HTTP endpoints; 0 disables them.";
@@ -305,6 +310,13 @@ public final class DelayConfig extends AbstractConfig {
               Importance.LOW,
               CATCH_UP_WINDOW_DOC)
           .define(
+              TARGET_TOPICS_REFRESH_CONFIG,
+              Type.LONG,
+              Duration.ofSeconds(30).toMillis(),
+              atLeast(10),
+              Importance.LOW,
+              TARGET_TOPICS_REFRESH_DOC)
+          .define(
               HTTP_PORT_CONFIG, Type.INT, 8080, between(0, 65535), Importance.MEDIUM, HTTP_PORT_DOC)
           .define(
               EMBEDDED_DATA_DIR_CONFIG,
@@ -437,6 +449,10 @@ public final class DelayConfig extends AbstractConfig {
 
   public long catchUpWindowMs() {
     return getLong(CATCH_UP_WINDOW_CONFIG);
+  }
+
+  public Duration targetTopicsRefresh() {
+    return Duration.ofMillis(getLong(TARGET_TOPICS_REFRESH_CONFIG));
   }
 
   public int httpPort() {

@@ -56,7 +56,20 @@ public final class DelayTopology {
    * @throws NullPointerException if config is null
    */
   public static Topology build(DelayConfig config) {
+    return build(config, TargetTopics.UNCHECKED);
+  }
+
+  /**
+   * Builds the topology with a check of target topics.
+   *
+   * @param config the service configuration
+   * @param targetTopics what is known of the target topics
+   * @return a topology ready for {@code new KafkaStreams(topology, config.streamsProperties())}
+   * @throws NullPointerException if an argument is null
+   */
+  public static Topology build(DelayConfig config, TargetTopics targetTopics) {
     Objects.requireNonNull(config, "config cannot be null");
+    Objects.requireNonNull(targetTopics, "targetTopics cannot be null");
     ByteArrayDeserializer bytesIn = new ByteArrayDeserializer();
     ByteArraySerializer bytesOut = new ByteArraySerializer();
     Serializer<FiredKey> firedKey = (topic, key) -> key.key();
@@ -69,7 +82,7 @@ public final class DelayTopology {
         .addSource(Names.REROUTED_SOURCE, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
             Names.PROCESSOR,
-            () -> new RequestProcessor(config),
+            () -> new RequestProcessor(config, targetTopics),
             Names.REQUESTS_SOURCE,
             Names.REROUTED_SOURCE)
         .addStateStore(

@@ -38,6 +38,10 @@ final class DelayDriver implements AutoCloseable {
   }
 
   DelayDriver(Path stateDir, Map<String, Object> overrides) {
+    this(stateDir, overrides, TargetTopics.UNCHECKED);
+  }
+
+  DelayDriver(Path stateDir, Map<String, Object> overrides, TargetTopics targetTopics) {
     Map<String, Object> settings = new HashMap<>();
     settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-test");
     settings.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
@@ -46,7 +50,7 @@ final class DelayDriver implements AutoCloseable {
     this.config = new DelayConfig(settings);
     Properties props = config.streamsProperties();
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
-    this.driver = new TopologyTestDriver(DelayTopology.build(config), props, START);
+    this.driver = new TopologyTestDriver(DelayTopology.build(config, targetTopics), props, START);
     ByteArraySerializer out = new ByteArraySerializer();
     this.requests = driver.createInputTopic(config.requestsTopic(), out, out);
     this.rerouted = driver.createInputTopic(config.rerouteTopic(), out, out);

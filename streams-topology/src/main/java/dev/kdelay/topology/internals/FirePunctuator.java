@@ -1,5 +1,9 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.topology.TargetTopics;
+import java.util.Optional;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -25,16 +29,19 @@ final class FirePunctuator implements Punctuator {
   private final ProcessorContext<Object, Object> context;
   private final TaskStore tasks;
   private final Schedules schedules;
+  private final TargetTopics targetTopics;
   private final int maxFires;
 
   FirePunctuator(
       ProcessorContext<Object, Object> context,
       TaskStore tasks,
       Schedules schedules,
+      TargetTopics targetTopics,
       int maxFires) {
     this.context = context;
     this.tasks = tasks;
     this.schedules = schedules;
+    this.targetTopics = targetTopics;
     this.maxFires = maxFires;
   }
 
@@ -52,10 +59,41 @@ final class FirePunctuator implements Punctuator {
   }
 
   private void send(Record<FiredKey, byte[]> record) {
+    Optional<Rejection> undeliverable = undeliverable(record.key());
+    if (undeliverable.isPresent()) {
+      // Never hand a producer a topic it would block on for max.block.ms: the task is not lost,
+      // it goes to the dead-letter topic with its fired headers and the reason.
+      context.forward(OutputRecords.undeliverable(record, undeliverable.get()), Names.DLQ_SINK);
+      return;
+    }
     String sink =
         record.key().partition() == FiredKey.ANY_PARTITION
             ? Names.FIRE_SINK
             : Names.FIRE_PARTITIONED_SINK;
     context.forward(record, sink);
+  }
+
+  /** Whether the target is known to be gone (deleted after the task was scheduled). */
+  private Optional<Rejection> undeliverable(FiredKey key) {
+    int partitions = targetTopics.partitions(key.topic());
+    if (partitions == TargetTopics.ABSENT) {
+      return Optional.of(
+          new Rejection(
+              RejectionReason.UNKNOWN_TOPIC,
+              "target topic '" + key.topic() + "' no longer exists; the task could not be fired"));
+    }
+    if (partitions > 0 && key.partition() >= partitions) {
+      return Optional.of(
+          new Rejection(
+              RejectionReason.BAD_PARTITION,
+              "target topic '"
+                  + key.topic()
+                  + "' has "
+                  + partitions
+                  + " partitions; partition "
+                  + key.partition()
+                  + " no longer exists"));
+    }
+    return Optional.empty();
   }
 }

@@ -45,6 +45,18 @@ final class OutputRecords {
     return new Record<>(request.key(), request.value(), request.timestamp(), headers);
   }
 
+  /**
+   * A fired record that cannot be delivered, as a dead letter: its key, payload and headers, plus
+   * the target topic, the rejection code and message.
+   */
+  static Record<byte[], byte[]> undeliverable(Record<FiredKey, byte[]> fired, Rejection rejection) {
+    Headers headers = new RecordHeaders(fired.headers().toArray());
+    headers.add(DelayHeaders.TARGET_TOPIC, utf8(fired.key().topic()));
+    headers.add(DelayHeaders.ERROR, utf8(rejection.reason().name()));
+    headers.add(DelayHeaders.ERROR_MESSAGE, utf8(rejection.message()));
+    return new Record<>(fired.key().key(), fired.value(), fired.timestamp(), headers);
+  }
+
   static byte[] utf8(String text) {
     return text.getBytes(StandardCharsets.UTF_8);
   }

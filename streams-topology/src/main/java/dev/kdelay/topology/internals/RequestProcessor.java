@@ -6,7 +6,9 @@ import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.RequestLimits;
 import dev.kdelay.schemas.RequestParser;
+import dev.kdelay.schemas.Target;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.TargetTopics;
 import java.util.Optional;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
@@ -36,11 +38,13 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final DelayConfig config;
   private final RequestParser parser;
   private final TargetPolicy targets;
+  private final TargetTopics targetTopics;
   private ProcessorContext<Object, Object> context;
   private Schedules schedules;
 
   /** Creates the processor of a configuration. */
-  public RequestProcessor(DelayConfig config) {
+  public RequestProcessor(DelayConfig config, TargetTopics targetTopics) {
+    this.targetTopics = targetTopics;
     this.config = config;
     this.parser =
         new RequestParser(
@@ -67,7 +71,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     context.schedule(
         config.punctuateInterval(),
         PunctuationType.WALL_CLOCK_TIME,
-        new FirePunctuator(context, tasks, schedules, config.maxFiresPerPunctuation()));
+        new FirePunctuator(
+            context, tasks, schedules, targetTopics, config.maxFiresPerPunctuation()));
   }
 
   @Override
@@ -92,9 +97,36 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     if (request.schedule() == null) {
       return Optional.empty();
     }
+    Target target = request.schedule().target();
     return targets
-        .refusal(request.schedule().target().topic())
-        .map(why -> new Rejection(RejectionReason.TARGET_NOT_ALLOWED, why));
+        .refusal(target.topic())
+        .map(why -> new Rejection(RejectionReason.TARGET_NOT_ALLOWED, why))
+        .or(() -> missing(target));
+  }
+
+  private Optional<Rejection> missing(Target target) {
+    int partitions = targetTopics.partitions(target.topic());
+    if (partitions == TargetTopics.ABSENT) {
+      return Optional.of(
+          new Rejection(
+              RejectionReason.UNKNOWN_TOPIC,
+              "target topic '" + target.topic() + "' does not exist; create it first"));
+    }
+    if (partitions > 0
+        && target.partition().isPresent()
+        && target.partition().getAsInt() >= partitions) {
+      return Optional.of(
+          new Rejection(
+              RejectionReason.BAD_PARTITION,
+              "target topic '"
+                  + target.topic()
+                  + "' has "
+                  + partitions
+                  + " partitions; partition "
+                  + target.partition().getAsInt()
+                  + " does not exist"));
+    }
+    return Optional.empty();
   }
 
   /**
