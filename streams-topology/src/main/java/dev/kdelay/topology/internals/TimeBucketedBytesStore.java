@@ -50,7 +50,9 @@ import org.rocksdb.WriteOptions;
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
  * log is off, {@link #commit(Map)} persists memtables before Kafka Streams writes its checkpoint.
  *
- * <p>Runs on the stream thread only; not thread-safe.
+ * <p>Written by one thread at a time (the stream thread that owns the task, or the thread restoring
+ * it). Interactive queries may read from other threads: RocksDB reads are thread-safe, and only a
+ * scan on the writing thread moves the low-water mark, so a query's scan never does.
  */
 public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]> {
 
@@ -73,8 +75,11 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
   private RocksDBConfigSetter configSetter;
   private volatile boolean open;
 
-  /** Every key strictly below this one is deleted. */
-  private byte[] lowWater = BELOW_EVERYTHING;
+  /** Every key strictly below this one is deleted. Volatile: queries on other threads read it. */
+  private volatile byte[] lowWater = BELOW_EVERYTHING;
+
+  /** The thread that last wrote; only its scans may move the low-water mark. */
+  private volatile Thread writer;
 
   /** Buckets below this key have been removed with a range deletion. */
   private byte[] removedBelow = BELOW_EVERYTHING;
@@ -196,6 +201,7 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
       throw new ProcessorStateException("delete failed in store " + name, e);
     }
     notePosition();
+    writer = Thread.currentThread();
     if (Arrays.equals(key, lowWater)) {
       // The lowest possibly-live key is gone: everything up to and including it is deleted.
       advanceLowWater(successor(key));
@@ -222,7 +228,7 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
       start = lowWater;
     }
     byte[] end = to == null ? null : successor(to.get());
-    boolean fromLowWater = !TaskKey.before(lowWater, start);
+    boolean fromLowWater = Thread.currentThread() == writer && !TaskKey.before(lowWater, start);
     BucketedIterator iterator =
         new BucketedIterator(this, db, start, end, fromLowWater, writeEpoch, openIterators::remove);
     openIterators.add(iterator);
@@ -318,6 +324,7 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
 
   /** A write below the mark lowers it; every write invalidates the snapshots of open scans. */
   private void noteWritten(byte[] key) {
+    writer = Thread.currentThread();
     writeEpoch++;
     notePosition();
     if (TaskKey.before(key, lowWater)) {

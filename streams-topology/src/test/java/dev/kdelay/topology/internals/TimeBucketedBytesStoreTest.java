@@ -210,6 +210,30 @@ class TimeBucketedBytesStoreTest {
   }
 
   @Test
+  void shouldNotMoveTheMarkWhenAnInteractiveQueryScansFromAnotherThread() throws Exception {
+    store.put(TaskKey.fire(10, "a").toBytes(), value("v"));
+    store.put(TaskKey.fire(20, "b").toBytes(), value("v"));
+    byte[] before = store.lowWater();
+
+    Thread query =
+        new Thread(
+            () -> {
+              try (KeyValueIterator<Bytes, byte[]> scan = store.all()) {
+                scan.forEachRemaining(entry -> {});
+              }
+            });
+    query.start();
+    query.join();
+
+    // A query on another thread races with the writer; only the writer's scans may move the mark.
+    assertThat(store.lowWater()).isEqualTo(before);
+    try (KeyValueIterator<Bytes, byte[]> scan = store.all()) {
+      scan.next();
+    }
+    assertThat(store.lowWater()).isEqualTo(TaskKey.fire(10, "a").toBytes().get());
+  }
+
+  @Test
   void shouldRestoreFromChangelogRecords() {
     // given: a changelog with puts and deletes, as Kafka Streams hands it over in batches
     List<KeyValue<byte[], byte[]>> changelog = new ArrayList<>();
