@@ -61,10 +61,11 @@ final class BucketedIterator implements KeyValueIterator<Bytes, byte[]> {
       throw new NoSuchElementException();
     }
     byte[] key = iterator.key();
-    KeyValue<Bytes, byte[]> entry = KeyValue.pair(Bytes.wrap(key), iterator.value());
+    byte[] value = iterator.value();
     if (fromLowWater) {
-      store.scanReached(key, epoch);
+      store.scanReached(key, value, epoch);
     }
+    KeyValue<Bytes, byte[]> entry = KeyValue.pair(Bytes.wrap(key), value);
     iterator.next();
     return entry;
   }

@@ -89,6 +89,12 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
 
   private long removedBuckets;
 
+  /** The entry the writer's scan yielded last, valid while no write happened since. */
+  private byte[] lastScanned;
+
+  private byte[] lastScannedValue;
+  private long lastScannedEpoch = -1;
+
   TimeBucketedBytesStore(String name, long bucketWidthMs) {
     this.name = name;
     this.buckets = new TimeBuckets(bucketWidthMs);
@@ -189,7 +195,11 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
 
   @Override
   public byte[] delete(Bytes key) {
-    byte[] old = get(key);
+    // Firing deletes the entry its scan just read: its value is known, no point lookup needed.
+    byte[] old =
+        Arrays.equals(key.get(), lastScanned) && lastScannedEpoch == writeEpoch
+            ? lastScannedValue
+            : get(key);
     deleteKey(key.get());
     return old;
   }
@@ -339,8 +349,14 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
    * Called by a scan that started at or below the mark and has seen no write since it began: every
    * key below the one it just yielded is deleted.
    */
-  void scanReached(byte[] key, long scanEpoch) {
-    if (scanEpoch == writeEpoch && TaskKey.before(lowWater, key)) {
+  void scanReached(byte[] key, byte[] value, long scanEpoch) {
+    if (scanEpoch != writeEpoch) {
+      return;
+    }
+    lastScanned = key;
+    lastScannedValue = value;
+    lastScannedEpoch = scanEpoch;
+    if (TaskKey.before(lowWater, key)) {
       advanceLowWater(key);
     }
   }

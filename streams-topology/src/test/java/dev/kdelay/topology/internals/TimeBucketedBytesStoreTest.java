@@ -268,6 +268,33 @@ class TimeBucketedBytesStoreTest {
     assertThat(store.get(key)).isNull();
   }
 
+  @Test
+  void shouldDeleteAScannedEntryWithoutLookingItUpAgain() {
+    store.put(TaskKey.fire(1, "a").toBytes(), value("a-value"));
+    store.put(TaskKey.fire(2, "b").toBytes(), value("b-value"));
+    store.db().setPerfLevel(PerfLevel.ENABLE_COUNT);
+    PerfContext perf = store.db().getPerfContext();
+
+    List<String> returned = new ArrayList<>();
+    try (KeyValueIterator<Bytes, byte[]> due = store.all()) {
+      perf.reset();
+      while (due.hasNext()) {
+        returned.add(new String(store.delete(due.next().key), StandardCharsets.UTF_8));
+      }
+    }
+    long lookups = perf.getFromMemtableCount();
+    // A delete of something the scan did not just read still looks it up.
+    store.put(TaskKey.fire(3, "c").toBytes(), value("c-value"));
+    perf.reset();
+    assertThat(store.delete(TaskKey.fire(3, "c").toBytes())).isEqualTo(value("c-value"));
+    long controlLookups = perf.getFromMemtableCount();
+    store.db().setPerfLevel(PerfLevel.DISABLE);
+
+    assertThat(returned).containsExactly("a-value", "b-value");
+    assertThat(lookups).isZero();
+    assertThat(controlLookups).isEqualTo(1);
+  }
+
   /** Reads and deletes every entry below {@code to}, as the fire punctuator does. */
   private void drain(Bytes to) {
     try (KeyValueIterator<Bytes, byte[]> due = store.range(null, to)) {
