@@ -13,9 +13,10 @@ import org.apache.kafka.streams.processor.api.Record;
  *
  * <p>A punctuation with nothing due returns from memory. Otherwise it fires due entries in due
  * order, at most {@code maxFires} of them so that the stream thread gets back to polling,
- * heartbeats and commits under a backlog, and then asks for a commit: under exactly-once the fired
- * records become visible to {@code read_committed} consumers when the transaction commits, and
- * waiting for the regular commit interval would add up to that interval to every task's lateness.
+ * heartbeats and commits under a backlog, and then asks for a commit (see {@link FireCommits}):
+ * under exactly-once the fired records become visible to {@code read_committed} consumers when the
+ * transaction commits, and waiting for the regular commit interval would add up to that interval to
+ * every task's lateness.
  *
  * <p>Exactly once: the fired record, the deletion of the entry and (for cron) the next occurrence
  * are all in the same transaction, with the input offsets. A crash before the commit aborts all of
@@ -26,11 +27,18 @@ import org.apache.kafka.streams.processor.api.Record;
  */
 final class FirePunctuator implements Punctuator {
 
+  /**
+   * Fewest milliseconds between two commits a stream thread asks for after firing: a quiet instance
+   * commits at once, a busy one batches its fires into one transaction per interval.
+   */
+  static final long MIN_FIRE_COMMIT_INTERVAL_MS = 20;
+
   private final ProcessorContext<Object, Object> context;
   private final TaskStore tasks;
   private final Schedules schedules;
   private final TargetTopics targetTopics;
   private final int maxFires;
+  private final FireCommits commits = new FireCommits(MIN_FIRE_COMMIT_INTERVAL_MS);
 
   FirePunctuator(
       ProcessorContext<Object, Object> context,
@@ -48,13 +56,14 @@ final class FirePunctuator implements Punctuator {
   @Override
   public void punctuate(long timestamp) {
     long now = context.currentSystemTimeMs();
+    commits.maybeRequest(context, now);
     if (!tasks.mayHaveDue(now)) {
       return;
     }
     int fired =
         tasks.drainDue(now, maxFires, (key, value) -> schedules.onDue(key, value, now, this::send));
     if (fired > 0) {
-      context.commit();
+      commits.fired(context, now);
     }
   }
 
