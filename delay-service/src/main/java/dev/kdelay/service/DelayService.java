@@ -2,26 +2,36 @@ package dev.kdelay.service;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.kdelay.client.DelayClient;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Properties;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
  * One kdelay instance: the embedded broker when no bootstrap servers are configured, kdelay's
- * topics, and the Kafka Streams application that stores and fires tasks.
+ * topics, the Kafka Streams application that stores and fires tasks, and the HTTP endpoints
+ * (metrics, health, admin API) on {@code delay.http.port} unless that is 0.
  *
  * <p>{@link #close()} may be called from another thread at any time, also while {@link #start()} is
  * still waiting, which is what a shutdown hook does on SIGTERM.
@@ -43,8 +53,14 @@ public final class DelayService implements AutoCloseable {
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(30);
 
+  /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
+  private static final Duration HTTP_CALL_TIMEOUT = Duration.ofSeconds(10);
+
   private final DelayConfig configured;
   private final EmbeddedKafka.Listeners listeners;
+  private final RestoreProgress restoreProgress = new RestoreProgress();
+  private final ServiceMetrics metrics =
+      new ServiceMetrics(Clock.systemUTC(), restoreProgress::count);
   private final CompletableFuture<Void> running = new CompletableFuture<>();
   private final CompletableFuture<KafkaStreams.State> terminated = new CompletableFuture<>();
 
@@ -54,6 +70,8 @@ public final class DelayService implements AutoCloseable {
   private KafkaStreams streams;
   private Admin targetAdmin;
   private AdminTargetTopics targetTopics;
+  private HttpEndpoint http;
+  private DelayClient requestClient;
   private DelayConfig config;
 
   /**
@@ -102,6 +120,15 @@ public final class DelayService implements AutoCloseable {
     return config.bootstrapServers();
   }
 
+  /**
+   * The port the HTTP endpoints listen on, once {@link #start()} has opened it.
+   *
+   * @return the port, or empty if {@code delay.http.port} is 0 or the instance is not started
+   */
+  public synchronized OptionalInt httpPort() {
+    return http == null ? OptionalInt.empty() : OptionalInt.of(http.port());
+  }
+
   /** The state of the instance's Kafka Streams application, or empty before it exists. */
   public synchronized Optional<KafkaStreams.State> state() {
     return Optional.ofNullable(streams).map(KafkaStreams::state);
@@ -134,29 +161,36 @@ public final class DelayService implements AutoCloseable {
     }
     closed = true;
     long started = System.nanoTime();
-    log.info("Stopping kdelay application {}", configured.applicationId());
+    log.info("event=stopping application={}", configured.applicationId());
     running.completeExceptionally(new DelayServiceException("kdelay was stopped while starting"));
     KafkaStreams.State finalState = KafkaStreams.State.NOT_RUNNING;
+    if (http != null) {
+      http.close();
+    }
     if (streams != null) {
       boolean clean =
           streams.close(
               CloseOptions.timeout(CLOSE_TIMEOUT)
                   .withGroupMembershipOperation(CloseOptions.GroupMembershipOperation.LEAVE_GROUP));
       if (!clean) {
-        log.warn("Kafka Streams did not close within {} s", CLOSE_TIMEOUT.toSeconds());
+        log.warn("event=close-timeout seconds={}", CLOSE_TIMEOUT.toSeconds());
       }
       finalState = streams.state();
+    }
+    if (requestClient != null) {
+      requestClient.close();
     }
     if (targetTopics != null) {
       targetTopics.close();
       targetAdmin.close(Duration.ofSeconds(5));
     }
+    metrics.close();
     if (broker != null) {
       broker.close();
     }
     terminated.complete(finalState);
     log.info(
-        "Stopped kdelay application {} in {} ms",
+        "event=stopped application={} ms={}",
         configured.applicationId(),
         (System.nanoTime() - started) / 1_000_000);
   }
@@ -190,13 +224,25 @@ public final class DelayService implements AutoCloseable {
         Admin.create(
             ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
     targetTopics = new AdminTargetTopics(targetAdmin, ready.targetTopicsRefresh());
-    streams = new KafkaStreams(DelayTopology.build(ready, targetTopics), ready.streamsProperties());
+    Properties properties = ready.streamsProperties();
+    HostInfo self = null;
+    if (ready.httpPort() != 0) {
+      // Bound before Kafka Streams exists: its application.server must name the real port.
+      http = HttpEndpoint.bind(ready.httpPort(), ready.maxPayloadBytes() * 2 + 64 * 1024);
+      self = new HostInfo(advertisedHost(ready), http.port());
+      properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
+    }
+    streams = new KafkaStreams(DelayTopology.build(ready, targetTopics, metrics), properties);
     streams.setUncaughtExceptionHandler(
         new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC()));
     streams.setStateListener(this::onStateChange);
+    streams.setGlobalStateRestoreListener(restoreProgress);
+    metrics.bind(streams);
+    if (http != null) {
+      startHttp(ready, self);
+    }
     log.info(
-        "Starting kdelay application {} on {}: requests {} ({} partitions), dead letters {},"
-            + " reroute {}",
+        "event=starting application={} bootstrap={} requests={} partitions={} dlq={} reroute={}",
         ready.applicationId(),
         ready.bootstrapServers(),
         ready.requestsTopic(),
@@ -204,6 +250,47 @@ public final class DelayService implements AutoCloseable {
         ready.dlqTopic(),
         ready.rerouteTopic());
     streams.start();
+  }
+
+  /** Serves the HTTP API; the admin API writes requests with a client of its own. */
+  private void startHttp(DelayConfig ready, HostInfo self) {
+    Map<String, Object> producer =
+        ClientProperties.of(ready, ready.bootstrapServers(), ProducerConfig.configNames());
+    // An HTTP caller waits at most this long, also when Kafka is unreachable.
+    producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) HTTP_CALL_TIMEOUT.toMillis());
+    requestClient = DelayClient.create(producer, ready.requestsTopic());
+    KafkaStreams app = streams;
+    Health health = new Health(() -> Optional.of(app.state()), restoreProgress);
+    ScheduleQueries queries =
+        new ScheduleQueries(
+            streams, self, ready.requestsPartitions(), new Peers(HTTP_CALL_TIMEOUT));
+    http.start(
+        new AdminApi(
+            metrics,
+            health,
+            queries,
+            requestClient,
+            new ScheduleBody.ServiceLimits(
+                ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
+            Clock.systemUTC(),
+            HTTP_CALL_TIMEOUT));
+    log.info("event=http-advertised application.server={}:{}", self.host(), self.port());
+  }
+
+  /** The configured advertised host, else this machine's name as other machines know it. */
+  private static String advertisedHost(DelayConfig config) {
+    if (!config.httpAdvertisedHost().isBlank()) {
+      return config.httpAdvertisedHost();
+    }
+    try {
+      return InetAddress.getLocalHost().getHostName();
+    } catch (UnknownHostException e) {
+      log.warn(
+          "event=host-name-unknown error=\"{}\"; advertising localhost, set"
+              + " delay.http.advertised.host",
+          e.toString());
+      return "localhost";
+    }
   }
 
   private void awaitRunning(Optional<Duration> timeout) {
@@ -218,7 +305,7 @@ public final class DelayService implements AutoCloseable {
           throw new DelayServiceException(
               "Kafka Streams did not reach RUNNING within " + timeout.get().toSeconds() + " s", e);
         }
-        log.info("Waiting for Kafka Streams to reach RUNNING; now {}", state().orElse(null));
+        log.info("event=waiting-for-running state={}", state().orElse(null));
       } catch (ExecutionException e) {
         throw e.getCause() instanceof DelayServiceException cause
             ? cause
@@ -229,7 +316,7 @@ public final class DelayService implements AutoCloseable {
       }
     }
     log.info(
-        "kdelay application {} running in {} ms",
+        "event=running application={} startup_ms={}",
         configured.applicationId(),
         (System.nanoTime() - started) / 1_000_000);
   }
@@ -242,7 +329,7 @@ public final class DelayService implements AutoCloseable {
 
   /** Runs on whichever Kafka Streams thread changes the state; takes no lock of ours. */
   private void onStateChange(KafkaStreams.State newState, KafkaStreams.State oldState) {
-    log.info("Kafka Streams state {} -> {}", oldState, newState);
+    log.info("event=streams-state from={} to={}", oldState, newState);
     if (newState == KafkaStreams.State.RUNNING) {
       running.complete(null);
     } else if (newState == KafkaStreams.State.ERROR) {

@@ -84,7 +84,7 @@ final class EmbeddedKafka implements AutoCloseable {
     ensurePortFree(listeners.host(), listeners.brokerPort(), "broker");
     ensurePortFree(listeners.host(), listeners.controllerPort(), "controller");
     long started = System.nanoTime();
-    log.info("Starting embedded Kafka broker on {}, data in {}", listeners.bootstrapServers(), dir);
+    log.info("event=broker-starting address={} data={}", listeners.bootstrapServers(), dir);
     KafkaConfig config = new KafkaConfig(brokerProperties(dir, listeners), false);
     formatIfNew(dir);
     KafkaRaftServer server = newServer(config, dir);
@@ -96,7 +96,7 @@ final class EmbeddedKafka implements AutoCloseable {
       throw new DelayServiceException("The embedded Kafka broker failed to start: " + e, e);
     }
     log.info(
-        "Embedded Kafka broker started on {} in {} ms",
+        "event=broker-started address={} startup_ms={}",
         listeners.bootstrapServers(),
         (System.nanoTime() - started) / 1_000_000);
     return new EmbeddedKafka(server, listeners);
@@ -112,7 +112,7 @@ final class EmbeddedKafka implements AutoCloseable {
   public void close() {
     server.shutdown();
     server.awaitShutdown();
-    log.info("Embedded Kafka broker on {} stopped", listeners.bootstrapServers());
+    log.info("event=broker-stopped address={}", listeners.bootstrapServers());
   }
 
   private static Map<String, String> brokerProperties(Path dir, Listeners listeners) {
@@ -175,7 +175,7 @@ final class EmbeddedKafka implements AutoCloseable {
     } catch (Exception e) {
       throw new DelayServiceException("Cannot format the embedded Kafka data directory " + dir, e);
     }
-    log.info("Formatted new embedded Kafka data directory {}", dir);
+    log.info("event=broker-formatted data={}", dir);
   }
 
   private static KafkaRaftServer newServer(KafkaConfig config, Path dir) {

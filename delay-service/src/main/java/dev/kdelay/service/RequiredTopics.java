@@ -70,7 +70,7 @@ final class RequiredTopics {
   private int ensure(String topic, int partitions) {
     OptionalInt existing = partitionCount(topic);
     if (existing.isPresent()) {
-      log.info("Topic {} has {} partitions", topic, existing.getAsInt());
+      log.info("event=topic-exists topic={} partitions={}", topic, existing.getAsInt());
       return existing.getAsInt();
     }
     short replicationFactor = config.topicReplicationFactor();
@@ -81,7 +81,7 @@ final class RequiredTopics {
             replicationFactor < 0 ? Optional.empty() : Optional.of(replicationFactor));
     try {
       await(admin.createTopics(List.of(newTopic)).all());
-      log.info("Created topic {} with {} partitions", topic, partitions);
+      log.info("event=topic-created topic={} partitions={}", topic, partitions);
       return partitions;
     } catch (TopicExistsException e) {
       // Another instance created it between our look and our create: use what it made.

@@ -150,6 +150,12 @@ public final class DelayConfig extends AbstractConfig {
   private static final String HTTP_PORT_DOC =
       "Port of the service's HTTP endpoints; 0 disables them.";
 
+  public static final String HTTP_ADVERTISED_HOST_CONFIG = "delay.http.advertised.host";
+  private static final String HTTP_ADVERTISED_HOST_DOC =
+      "Host name other instances reach this one's HTTP port at; with the port it is the Kafka"
+          + " Streams application.server, through which any instance answers for a schedule"
+          + " another holds. Empty: this machine's host name.";
+
   public static final String EMBEDDED_DATA_DIR_CONFIG = "delay.embedded.data.dir";
   private static final String EMBEDDED_DATA_DIR_DOC =
       "Data directory of the embedded broker started when no bootstrap servers are given.";
@@ -319,6 +325,12 @@ public final class DelayConfig extends AbstractConfig {
           .define(
               HTTP_PORT_CONFIG, Type.INT, 8080, between(0, 65535), Importance.MEDIUM, HTTP_PORT_DOC)
           .define(
+              HTTP_ADVERTISED_HOST_CONFIG,
+              Type.STRING,
+              "",
+              Importance.MEDIUM,
+              HTTP_ADVERTISED_HOST_DOC)
+          .define(
               EMBEDDED_DATA_DIR_CONFIG,
               Type.STRING,
               "data/kafka",
@@ -457,6 +469,11 @@ public final class DelayConfig extends AbstractConfig {
 
   public int httpPort() {
     return getInt(HTTP_PORT_CONFIG);
+  }
+
+  /** The configured advertised host of the HTTP port; empty means this machine's host name. */
+  public String httpAdvertisedHost() {
+    return getString(HTTP_ADVERTISED_HOST_CONFIG);
   }
 
   public String embeddedDataDir() {

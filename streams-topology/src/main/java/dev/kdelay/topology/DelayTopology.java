@@ -2,8 +2,8 @@ package dev.kdelay.topology;
 
 import dev.kdelay.topology.internals.FiredKey;
 import dev.kdelay.topology.internals.Names;
+import dev.kdelay.topology.internals.QueryableStores;
 import dev.kdelay.topology.internals.RequestProcessor;
-import dev.kdelay.topology.internals.TimeBucketedStoreSupplier;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
@@ -27,8 +27,9 @@ import org.apache.kafka.streams.state.Stores;
  *                  [delay-schedules]
  * </pre>
  *
- * <p>Both stores are changelogged, so pending tasks survive restarts and move with their partition.
- * Drive the topology with {@code TopologyTestDriver}, or run it:
+ * <p>Both stores are changelogged, so pending tasks survive restarts and move with their partition,
+ * and both can be read with interactive queries ({@link ScheduleStores}). Drive the topology with
+ * {@code TopologyTestDriver}, or run it:
  *
  * <pre>{@code
  * DelayConfig config = new DelayConfig(Map.of(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092"));
@@ -68,8 +69,23 @@ public final class DelayTopology {
    * @throws NullPointerException if an argument is null
    */
   public static Topology build(DelayConfig config, TargetTopics targetTopics) {
+    return build(config, targetTopics, DelayMetrics.NOOP);
+  }
+
+  /**
+   * Builds the topology with a check of target topics and a metrics listener.
+   *
+   * @param config the service configuration
+   * @param targetTopics what is known of the target topics
+   * @param metrics told of every request, fire and punctuation, on the stream threads
+   * @return a topology ready for {@code new KafkaStreams(topology, config.streamsProperties())}
+   * @throws NullPointerException if an argument is null
+   */
+  public static Topology build(
+      DelayConfig config, TargetTopics targetTopics, DelayMetrics metrics) {
     Objects.requireNonNull(config, "config cannot be null");
     Objects.requireNonNull(targetTopics, "targetTopics cannot be null");
+    Objects.requireNonNull(metrics, "metrics cannot be null");
     ByteArrayDeserializer bytesIn = new ByteArrayDeserializer();
     ByteArraySerializer bytesOut = new ByteArraySerializer();
     Serializer<FiredKey> firedKey = (topic, key) -> key.key();
@@ -82,12 +98,11 @@ public final class DelayTopology {
         .addSource(Names.REROUTED_SOURCE, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
             Names.PROCESSOR,
-            () -> new RequestProcessor(config, targetTopics),
+            () -> new RequestProcessor(config, targetTopics, metrics),
             Names.REQUESTS_SOURCE,
             Names.REROUTED_SOURCE)
         .addStateStore(
-            TimeBucketedStoreSupplier.builder(Names.TASKS_STORE, config.bucketWidthMs()),
-            Names.PROCESSOR)
+            QueryableStores.taskStore(Names.TASKS_STORE, config.bucketWidthMs()), Names.PROCESSOR)
         .addStateStore(
             Stores.keyValueStoreBuilder(
                     Stores.persistentKeyValueStore(Names.SCHEDULES_STORE),

@@ -2,6 +2,8 @@ package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.TargetTopics;
 import java.util.Optional;
 import org.apache.kafka.streams.processor.Punctuator;
@@ -23,6 +25,13 @@ import org.apache.kafka.streams.processor.api.Record;
  * them and the new owner fires the task again from the restored store; a crash after it leaves
  * nothing to redo.
  *
+ * <p>After each punctuation the partition's gauges learn the next due time and, when a backlog
+ * remains, how far behind it is: the due time of the last entry handled, a lower bound of the
+ * oldest one left. A punctuation with nothing due only compares two longs there. The task store's
+ * sentinels are the gauges' own: {@code Long.MIN_VALUE} before the first look ({@link
+ * PartitionGauges#UNKNOWN}), {@code Long.MAX_VALUE} when nothing but paused entries is stored
+ * ({@link PartitionGauges#NONE}).
+ *
  * <p>Runs on the stream thread only.
  */
 final class FirePunctuator implements Punctuator {
@@ -39,32 +48,57 @@ final class FirePunctuator implements Punctuator {
   private final TargetTopics targetTopics;
   private final int maxFires;
   private final FireCommits commits = new FireCommits(MIN_FIRE_COMMIT_INTERVAL_MS);
+  private final DelayMetrics metrics;
+  private final PartitionState gauges;
+  private final TaskStore.DueVisitor visitor = this::onDue;
+  private final Schedules.Firing firing = this::send;
+
+  // The punctuation in progress: its wall-clock time and the due time of the last entry handled.
+  private long now;
+  private long lastDue;
 
   FirePunctuator(
       ProcessorContext<Object, Object> context,
       TaskStore tasks,
       Schedules schedules,
       TargetTopics targetTopics,
-      int maxFires) {
+      int maxFires,
+      DelayMetrics metrics,
+      PartitionState gauges) {
     this.context = context;
     this.tasks = tasks;
     this.schedules = schedules;
     this.targetTopics = targetTopics;
     this.maxFires = maxFires;
+    this.metrics = metrics;
+    this.gauges = gauges;
   }
 
   @Override
   public void punctuate(long timestamp) {
-    long now = context.currentSystemTimeMs();
+    now = context.currentSystemTimeMs();
     commits.maybeRequest(context, now);
     if (!tasks.mayHaveDue(now)) {
+      // Nothing overdue: the oldest waiting entry is the one due next.
+      long next = tasks.nextDue();
+      gauges.punctuated(next, next);
       return;
     }
-    int fired =
-        tasks.drainDue(now, maxFires, (key, value) -> schedules.onDue(key, value, now, this::send));
-    if (fired > 0) {
+    long started = System.nanoTime();
+    int handled = tasks.drainDue(now, maxFires, visitor);
+    long next = tasks.nextDue();
+    // At the limit with entries due still waiting: the oldest of them is due no earlier than the
+    // last one handled.
+    gauges.punctuated(next, handled >= maxFires && next <= now ? lastDue : next);
+    if (handled > 0) {
       commits.fired(context, now);
+      metrics.punctuated(System.nanoTime() - started, handled);
     }
+  }
+
+  private void onDue(TaskKey key, byte[] value) {
+    lastDue = key.dueMs();
+    schedules.onDue(key, value, now, firing);
   }
 
   private void send(Record<FiredKey, byte[]> record) {
@@ -73,6 +107,7 @@ final class FirePunctuator implements Punctuator {
       // Never hand a producer a topic it would block on for max.block.ms: the task is not lost,
       // it goes to the dead-letter topic with its fired headers and the reason.
       context.forward(OutputRecords.undeliverable(record, undeliverable.get()), Names.DLQ_SINK);
+      metrics.taskUndeliverable(undeliverable.get().reason());
       return;
     }
     String sink =
@@ -80,6 +115,8 @@ final class FirePunctuator implements Punctuator {
             ? Names.FIRE_SINK
             : Names.FIRE_PARTITIONED_SINK;
     context.forward(record, sink);
+    // The record's timestamp is its due time.
+    metrics.taskFired(Math.max(0, now - record.timestamp()));
   }
 
   /** Whether the target is known to be gone (deleted after the task was scheduled). */

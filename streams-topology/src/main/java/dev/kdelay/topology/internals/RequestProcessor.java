@@ -1,5 +1,7 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.Action;
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.DelayRequest;
 import dev.kdelay.schemas.ParseResult;
 import dev.kdelay.schemas.Rejection;
@@ -8,10 +10,15 @@ import dev.kdelay.schemas.RequestLimits;
 import dev.kdelay.schemas.RequestParser;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.TargetTopics;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.Optional;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -29,22 +36,43 @@ import org.slf4j.LoggerFactory;
  * with its reason, a good one updates the schedules. A wall-clock {@link FirePunctuator} fires what
  * is due.
  *
+ * <p>What it does is reported to a {@link DelayMetrics}: a counter call per request and per fire,
+ * never a log line. The partition's gauges are opened in {@link #init} and closed in {@link
+ * #close}.
+ *
  * <p>Runs on the stream thread only.
  */
 public final class RequestProcessor implements Processor<byte[], byte[], Object, Object> {
 
   private static final Logger log = LoggerFactory.getLogger(RequestProcessor.class);
 
+  /**
+   * Stored schedules counted per step when a partition starts here, and how often a step runs: a
+   * step costs a few milliseconds of the stream thread, so fires due meanwhile are barely delayed.
+   */
+  private static final int COUNT_STEP = 5_000;
+
+  private static final Duration COUNT_INTERVAL = Duration.ofMillis(50);
+
   private final DelayConfig config;
   private final RequestParser parser;
   private final TargetPolicy targets;
   private final TargetTopics targetTopics;
+  private final DelayMetrics metrics;
   private ProcessorContext<Object, Object> context;
   private Schedules schedules;
+  private PartitionState gauges;
+  private Cancellable counting;
 
   /** Creates the processor of a configuration. */
   public RequestProcessor(DelayConfig config, TargetTopics targetTopics) {
+    this(config, targetTopics, DelayMetrics.NOOP);
+  }
+
+  /** Creates the processor of a configuration, reporting to a metrics listener. */
+  public RequestProcessor(DelayConfig config, TargetTopics targetTopics, DelayMetrics metrics) {
     this.targetTopics = targetTopics;
+    this.metrics = metrics;
     this.config = config;
     this.parser =
         new RequestParser(
@@ -67,30 +95,72 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             new Occurrences(config.horizonMs()),
             config.misfireThresholdMs(),
             config.catchUpWindowMs());
-    this.schedules = new Schedules(tasks, scheduleStore, config.cancelRetentionMs(), recurrence);
+    this.gauges = new PartitionState(context.taskId().partition());
+    this.schedules =
+        new Schedules(
+            tasks, scheduleStore, config.cancelRetentionMs(), recurrence, gauges, metrics);
     context.schedule(
         config.punctuateInterval(),
         PunctuationType.WALL_CLOCK_TIME,
         new FirePunctuator(
-            context, tasks, schedules, targetTopics, config.maxFiresPerPunctuation()));
+            context,
+            tasks,
+            schedules,
+            targetTopics,
+            config.maxFiresPerPunctuation(),
+            metrics,
+            gauges));
+    if (!gauges.countSome(scheduleStore, COUNT_STEP)) {
+      counting =
+          context.schedule(
+              COUNT_INTERVAL,
+              PunctuationType.WALL_CLOCK_TIME,
+              timestamp -> {
+                if (gauges.countSome(scheduleStore, COUNT_STEP)) {
+                  counting.cancel();
+                }
+              });
+    }
+    metrics.partitionOpened(gauges);
+  }
+
+  @Override
+  public void close() {
+    if (gauges != null) {
+      metrics.partitionClosed(gauges);
+    }
   }
 
   @Override
   public void process(Record<byte[], byte[]> record) {
     if (misrouted(record)) {
       context.forward(record, Names.REROUTE_SINK);
+      metrics.requestRerouted();
       return;
     }
     long now = context.currentSystemTimeMs();
     ParseResult result =
         parser.parse(record.key(), record.value(), record.headers(), record.timestamp(), now);
     if (result instanceof ParseResult.Rejected rejected) {
-      deadLetter(record, rejected.rejection());
+      deadLetter(record, actionOf(record), rejected.rejection());
       return;
     }
     DelayRequest request = ((ParseResult.Accepted) result).request();
     Optional<Rejection> refused = refusedTarget(request).or(() -> schedules.apply(request, now));
-    refused.ifPresent(rejection -> deadLetter(record, rejection));
+    if (refused.isPresent()) {
+      deadLetter(record, request.action(), refused.get());
+    } else {
+      metrics.requestApplied(request.action());
+    }
+  }
+
+  /** The action a rejected request asked for, or null if it names none: only for metrics. */
+  private static Action actionOf(Record<byte[], byte[]> record) {
+    Header action = record.headers().lastHeader(DelayHeaders.ACTION);
+    if (action == null || action.value() == null) {
+      return record.value() == null ? Action.CANCEL : Action.SCHEDULE;
+    }
+    return Action.fromWireName(new String(action.value(), StandardCharsets.UTF_8)).orElse(null);
   }
 
   private Optional<Rejection> refusedTarget(DelayRequest request) {
@@ -146,7 +216,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     return owner != metadata.get().partition();
   }
 
-  private void deadLetter(Record<byte[], byte[]> record, Rejection rejection) {
+  private void deadLetter(Record<byte[], byte[]> record, Action action, Rejection rejection) {
+    metrics.requestRejected(action, rejection.reason());
     if (log.isDebugEnabled()) {
       log.debug("event=rejected reason={} message=\"{}\"", rejection.reason(), rejection.message());
     }

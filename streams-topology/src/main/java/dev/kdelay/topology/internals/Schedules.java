@@ -8,6 +8,7 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.StoredTaskCodec;
 import dev.kdelay.schemas.Timing;
+import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -32,6 +33,9 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * written in the same transaction as the fired record and the deletion, so a crash can neither lose
  * nor double an occurrence.
  *
+ * <p>Every write of the schedules store goes through {@link #putEntry} or {@link #deleteEntry},
+ * which tell the partition's gauges how the id's state changed.
+ *
  * <p>Runs on the stream thread only.
  */
 final class Schedules {
@@ -42,16 +46,22 @@ final class Schedules {
   private final KeyValueStore<Bytes, byte[]> entries;
   private final long cancelRetentionMs;
   private final Recurrence recurrence;
+  private final PartitionState gauges;
+  private final DelayMetrics metrics;
 
   Schedules(
       TaskStore tasks,
       KeyValueStore<Bytes, byte[]> entries,
       long cancelRetentionMs,
-      Recurrence recurrence) {
+      Recurrence recurrence,
+      PartitionState gauges,
+      DelayMetrics metrics) {
     this.tasks = tasks;
     this.entries = entries;
     this.cancelRetentionMs = cancelRetentionMs;
     this.recurrence = recurrence;
+    this.gauges = gauges;
+    this.metrics = metrics;
   }
 
   /** Receives the records a due entry fires. */
@@ -107,7 +117,7 @@ final class Schedules {
           "the cron schedule has no occurrence between now, its end bound and the horizon");
     }
     removeEntryOf(id, current);
-    store(id, due.getAsLong(), new StoredTask(schedule, 1), request.timestamp());
+    store(id, current, due.getAsLong(), new StoredTask(schedule, 1), request.timestamp());
     return Optional.empty();
   }
 
@@ -116,7 +126,10 @@ final class Schedules {
     // Keep a marker even for an id not seen yet: its schedule may still be on its way.
     long expiry = nowMs + cancelRetentionMs;
     tasks.put(new TaskKey(expiry, TaskKey.KIND_EXPIRE, id), EXPIRY_VALUE);
-    entries.put(idBytes(id), new ScheduleEntry(State.CANCELLED, expiry, requestMs).toBytes());
+    putEntry(id, current, new ScheduleEntry(State.CANCELLED, expiry, requestMs));
+    if (current != null && current.state() != State.CANCELLED) {
+      metrics.taskCancelled();
+    }
     return Optional.empty();
   }
 
@@ -125,8 +138,7 @@ final class Schedules {
       return rejection(RejectionReason.NOT_APPLICABLE, "pause: no schedule has this id");
     }
     if (current.state() == State.PAUSED) {
-      entries.put(
-          idBytes(id), new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs).toBytes());
+      putEntry(id, current, new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs));
       return Optional.empty();
     }
     TaskKey pending = TaskKey.fire(current.dueMs(), id);
@@ -138,7 +150,7 @@ final class Schedules {
     }
     tasks.delete(pending);
     tasks.put(TaskKey.paused(id), task);
-    entries.put(idBytes(id), new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs).toBytes());
+    putEntry(id, current, new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs));
     return Optional.empty();
   }
 
@@ -164,10 +176,10 @@ final class Schedules {
     OptionalLong next = recurrence.onResume((CronSpec) task.schedule().timing(), nowMs);
     tasks.delete(TaskKey.paused(id));
     if (next.isEmpty()) {
-      entries.delete(idBytes(id)); // ended while paused
+      deleteEntry(id, current); // ended while paused
       return Optional.empty();
     }
-    store(id, next.getAsLong(), task, requestMs);
+    store(id, current, next.getAsLong(), task, requestMs);
     return Optional.empty();
   }
 
@@ -184,9 +196,26 @@ final class Schedules {
         });
   }
 
-  private void store(String id, long dueMs, StoredTask task, long requestMs) {
+  private void store(
+      String id, ScheduleEntry current, long dueMs, StoredTask task, long requestMs) {
     tasks.put(TaskKey.fire(dueMs, id), StoredTaskCodec.encode(task));
-    entries.put(idBytes(id), new ScheduleEntry(State.SCHEDULED, dueMs, requestMs).toBytes());
+    putEntry(id, current, new ScheduleEntry(State.SCHEDULED, dueMs, requestMs));
+  }
+
+  private void putEntry(String id, ScheduleEntry current, ScheduleEntry next) {
+    Bytes key = idBytes(id);
+    entries.put(key, next.toBytes());
+    gauges.transition(key, stateOf(current), next.state());
+  }
+
+  private void deleteEntry(String id, ScheduleEntry current) {
+    Bytes key = idBytes(id);
+    entries.delete(key);
+    gauges.transition(key, stateOf(current), null);
+  }
+
+  private static State stateOf(ScheduleEntry entry) {
+    return entry == null ? null : entry.state();
   }
 
   /**
@@ -198,7 +227,7 @@ final class Schedules {
     ScheduleEntry current = entry(id);
     if (key.kind() == TaskKey.KIND_EXPIRE) {
       if (current != null && current.state() == State.CANCELLED && current.dueMs() == key.dueMs()) {
-        entries.delete(idBytes(id));
+        deleteEntry(id, current);
       }
       return;
     }
@@ -209,24 +238,27 @@ final class Schedules {
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, 1));
       if (owned) {
-        entries.delete(idBytes(id));
+        deleteEntry(id, current);
       }
       return;
     }
     Recurrence.Step step = recurrence.onDue(spec, key.dueMs(), task.occurrence() - 1, nowMs);
     if (step.fire()) {
       firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, task.occurrence()));
+    } else {
+      metrics.occurrenceSkipped();
     }
     if (!owned) {
       return;
     }
     if (step.next().isEmpty()) {
-      entries.delete(idBytes(id));
+      deleteEntry(id, current);
       return;
     }
     long occurrence = task.occurrence() + (step.fire() ? 1 : 0);
     store(
         id,
+        current,
         step.next().getAsLong(),
         new StoredTask(task.schedule(), occurrence),
         current.requestMs());

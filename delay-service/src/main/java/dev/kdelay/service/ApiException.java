@@ -1,0 +1,36 @@
+package dev.kdelay.service;
+
+/**
+ * A request the HTTP API answers with an error: a status, a stable code and a message for people,
+ * sent as {@code {"error": CODE, "message": ...}}.
+ */
+final class ApiException extends RuntimeException {
+
+  private static final long serialVersionUID = 1L;
+
+  private final int status;
+  private final String code;
+
+  ApiException(int status, String code, String message) {
+    super(message);
+    this.status = status;
+    this.code = code;
+  }
+
+  static ApiException badRequest(String code, String message) {
+    return new ApiException(400, code, message);
+  }
+
+  /** The instance cannot answer now (rebalancing, restoring, a peer unreachable): retry. */
+  static ApiException unavailable(String message) {
+    return new ApiException(503, "UNAVAILABLE", message);
+  }
+
+  int status() {
+    return status;
+  }
+
+  String code() {
+    return code;
+  }
+}

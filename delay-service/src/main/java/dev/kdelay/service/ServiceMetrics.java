@@ -1,0 +1,381 @@
+package dev.kdelay.service;
+
+import dev.kdelay.schemas.Action;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.PartitionGauges;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.DistributionSummary;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.MeterRegistry;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.core.instrument.binder.MeterBinder;
+import io.micrometer.core.instrument.binder.jvm.ClassLoaderMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmGcMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmMemoryMetrics;
+import io.micrometer.core.instrument.binder.jvm.JvmThreadMetrics;
+import io.micrometer.core.instrument.binder.kafka.KafkaStreamsMetrics;
+import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
+import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
+import io.micrometer.core.instrument.binder.system.UptimeMetrics;
+import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Clock;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.function.IntSupplier;
+import org.apache.kafka.streams.KafkaStreams;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * kdelay's metrics in Micrometer, exposed in Prometheus' text format: the topology's events as
+ * counters and histograms, its partitions' state as gauges, and Kafka Streams' and the JVM's own
+ * metrics through Micrometer's binders.
+ *
+ * <p>The {@link DelayMetrics} methods run on stream threads for every request and fire: each
+ * increments a meter resolved at construction, found by an array index, so they neither allocate
+ * nor look anything up by name. Gauges are computed when scraped, from the partitions' published
+ * {@link PartitionGauges}.
+ *
+ * <p>Meter names (Prometheus form):
+ *
+ * <ul>
+ *   <li>{@code kdelay_requests_total{action,outcome}}: requests applied or rejected, by action
+ *       ({@code schedule}, {@code cancel}, {@code pause}, {@code resume}, {@code unknown});
+ *   <li>{@code kdelay_requests_rerouted_total}: requests forwarded to the partition their id hashes
+ *       to;
+ *   <li>{@code kdelay_rejections_total{reason}}: dead-lettered requests by rejection code;
+ *   <li>{@code kdelay_tasks_fired_total}, {@code kdelay_tasks_cancelled_total}, {@code
+ *       kdelay_tasks_undeliverable_total{reason}}, {@code kdelay_occurrences_skipped_total};
+ *   <li>{@code kdelay_fire_lateness_seconds}: due time to fire, a histogram whose buckets are fine
+ *       around the latency goals; percentiles come from {@code histogram_quantile}, across
+ *       instances;
+ *   <li>{@code kdelay_punctuation_duration_seconds}, {@code kdelay_punctuation_tasks}: the
+ *       punctuations that found something due;
+ *   <li>gauges {@code kdelay_tasks_pending}, {@code kdelay_schedules_paused}, {@code
+ *       kdelay_next_due_timestamp_seconds}, {@code kdelay_oldest_overdue_task_age_seconds}, {@code
+ *       kdelay_partitions_active}, {@code kdelay_partitions_restoring}.
+ * </ul>
+ */
+final class ServiceMetrics implements DelayMetrics, AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(ServiceMetrics.class);
+
+  /** Content type of {@link #scrape()}: Prometheus' text format 0.0.4. */
+  static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+
+  /**
+   * Lateness buckets, fine around the latency goals (p50 <= 10 ms, p99 <= 50 ms) so that {@code
+   * histogram_quantile} reads percentiles closely there, coarse far beyond.
+   */
+  private static final Duration[] LATENESS_BUCKETS =
+      millis(
+          1, 2, 3, 5, 7, 10, 15, 20, 30, 50, 75, 100, 150, 250, 500, 1_000, 2_500, 5_000, 10_000,
+          30_000, 60_000, 300_000);
+
+  private static final Duration[] PUNCTUATION_BUCKETS =
+      millis(1, 2, 5, 10, 20, 50, 100, 250, 500, 1_000, 5_000);
+
+  private static final double[] PUNCTUATION_TASK_BUCKETS = {1, 10, 100, 500, 1_000, 2_000, 5_000};
+
+  private static final String UNKNOWN_ACTION = "unknown";
+
+  private final PrometheusMeterRegistry registry;
+  private final Clock clock;
+  private final Map<Integer, PartitionGauges> partitions = new ConcurrentHashMap<>();
+  private final List<AutoCloseable> closeables = new ArrayList<>();
+
+  // Indexed by Action ordinal; the last slot is "unknown".
+  private final Counter[] applied;
+  private final Counter[] rejectedByAction;
+  private final Counter[] rejections;
+  private final Counter[] undeliverable;
+  private final Counter rerouted;
+  private final Counter fired;
+  private final Counter cancelled;
+  private final Counter skipped;
+  private final Timer lateness;
+  private final Timer punctuationDuration;
+  private final DistributionSummary punctuationTasks;
+
+  /**
+   * Creates the registry and every kdelay meter.
+   *
+   * @param clock the clock ages are measured with
+   * @param restoringPartitions how many state-store partitions are being restored now
+   */
+  ServiceMetrics(Clock clock, IntSupplier restoringPartitions) {
+    this.clock = clock;
+    this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+    // The task store reports under a metrics scope of its own, so its state-store metrics carry
+    // the tag time.bucketed.rocksdb.state.id where the schedules store's carry rocksdb.state.id.
+    // Prometheus allows one set of tag keys per metric name: give both the same key.
+    registry
+        .config()
+        .meterFilter(
+            MeterFilter.renameTag(
+                "kafka.stream.state", "time.bucketed.rocksdb.state.id", "rocksdb.state.id"));
+    int actions = Action.values().length;
+    applied = new Counter[actions + 1];
+    rejectedByAction = new Counter[actions + 1];
+    for (int i = 0; i <= actions; i++) {
+      String action = i < actions ? Action.values()[i].wireName() : UNKNOWN_ACTION;
+      applied[i] = requests(action, "applied");
+      rejectedByAction[i] = requests(action, "rejected");
+    }
+    RejectionReason[] reasons = RejectionReason.values();
+    rejections = new Counter[reasons.length];
+    undeliverable = new Counter[reasons.length];
+    for (RejectionReason reason : reasons) {
+      rejections[reason.ordinal()] =
+          Counter.builder("kdelay.rejections")
+              .description("Requests rejected and dead-lettered, by rejection code")
+              .tag("reason", reason.name())
+              .register(registry);
+    }
+    for (RejectionReason reason :
+        List.of(RejectionReason.UNKNOWN_TOPIC, RejectionReason.BAD_PARTITION)) {
+      undeliverable[reason.ordinal()] = undeliverableCounter(reason);
+    }
+    rerouted =
+        Counter.builder("kdelay.requests.rerouted")
+            .description("Requests that arrived on another partition than their id's, forwarded")
+            .register(registry);
+    fired =
+        Counter.builder("kdelay.tasks.fired")
+            .description("Tasks fired to their target topics (occurrences, for cron)")
+            .register(registry);
+    cancelled =
+        Counter.builder("kdelay.tasks.cancelled")
+            .description("Pending or paused schedules removed by a cancel")
+            .register(registry);
+    skipped =
+        Counter.builder("kdelay.occurrences.skipped")
+            .description("Missed occurrences of recurring schedules not fired (misfire policy)")
+            .register(registry);
+    lateness =
+        Timer.builder("kdelay.fire.lateness")
+            .description("How long after its due time a task fired")
+            .serviceLevelObjectives(LATENESS_BUCKETS)
+            .register(registry);
+    punctuationDuration =
+        Timer.builder("kdelay.punctuation.duration")
+            .description("Duration of the punctuations that found something due")
+            .serviceLevelObjectives(PUNCTUATION_BUCKETS)
+            .register(registry);
+    punctuationTasks =
+        DistributionSummary.builder("kdelay.punctuation.tasks")
+            .description("Entries handled by the punctuations that found something due")
+            .serviceLevelObjectives(PUNCTUATION_TASK_BUCKETS)
+            .register(registry);
+    gauges(restoringPartitions);
+    bind(
+        new JvmMemoryMetrics(),
+        new JvmThreadMetrics(),
+        new ClassLoaderMetrics(),
+        new ProcessorMetrics(),
+        new UptimeMetrics(),
+        new FileDescriptorMetrics());
+    JvmGcMetrics gc = new JvmGcMetrics();
+    bind(gc);
+    closeables.add(gc);
+  }
+
+  private static Duration[] millis(long... millis) {
+    return Arrays.stream(millis).mapToObj(Duration::ofMillis).toArray(Duration[]::new);
+  }
+
+  private Counter requests(String action, String outcome) {
+    return Counter.builder("kdelay.requests")
+        .description("Requests applied or rejected, by action and outcome")
+        .tag("action", action)
+        .tag("outcome", outcome)
+        .register(registry);
+  }
+
+  private Counter undeliverableCounter(RejectionReason reason) {
+    return Counter.builder("kdelay.tasks.undeliverable")
+        .description("Due tasks dead-lettered because their target topic or partition is gone")
+        .tag("reason", reason.name())
+        .register(registry);
+  }
+
+  private void gauges(IntSupplier restoringPartitions) {
+    Gauge.builder("kdelay.tasks.pending", this, ServiceMetrics::pendingTasks)
+        .description("Schedules waiting to fire on this instance (NaN while still counting)")
+        .register(registry);
+    Gauge.builder("kdelay.schedules.paused", this, ServiceMetrics::pausedSchedules)
+        .description("Paused recurring schedules on this instance (NaN while still counting)")
+        .register(registry);
+    Gauge.builder("kdelay.next.due.timestamp", this, ServiceMetrics::nextDueSeconds)
+        .description("Earliest due time on this instance, epoch seconds (NaN: nothing pending)")
+        .baseUnit("seconds")
+        .register(registry);
+    Gauge.builder("kdelay.oldest.overdue.task.age", this, ServiceMetrics::oldestOverdueSeconds)
+        .description(
+            "How long the oldest task that is due has waited to fire; stays near 0 while"
+                + " kdelay keeps up, grows when something is not firing")
+        .baseUnit("seconds")
+        .register(registry);
+    Gauge.builder("kdelay.partitions.active", partitions, Map::size)
+        .description("Request-topic partitions this instance fires for")
+        .register(registry);
+    Gauge.builder("kdelay.partitions.restoring", restoringPartitions, IntSupplier::getAsInt)
+        .description("State store partitions this instance is restoring from their changelogs")
+        .register(registry);
+  }
+
+  /** Binds the metrics of the instance's Kafka Streams application and of its clients. */
+  synchronized void bind(KafkaStreams streams) {
+    KafkaStreamsMetrics streamsMetrics = new KafkaStreamsMetrics(streams);
+    streamsMetrics.bindTo(registry);
+    closeables.add(streamsMetrics);
+  }
+
+  private void bind(MeterBinder... binders) {
+    for (MeterBinder binder : binders) {
+      binder.bindTo(registry);
+    }
+  }
+
+  /** The registry, for tests and for binding more. */
+  MeterRegistry registry() {
+    return registry;
+  }
+
+  /** Every meter, in Prometheus' text format ({@link #CONTENT_TYPE}). */
+  String scrape() {
+    return registry.scrape();
+  }
+
+  @Override
+  public void requestApplied(Action action) {
+    applied[action.ordinal()].increment();
+  }
+
+  @Override
+  public void requestRejected(Action action, RejectionReason reason) {
+    rejectedByAction[action == null ? rejectedByAction.length - 1 : action.ordinal()].increment();
+    rejections[reason.ordinal()].increment();
+  }
+
+  @Override
+  public void requestRerouted() {
+    rerouted.increment();
+  }
+
+  @Override
+  public void taskFired(long latenessMs) {
+    fired.increment();
+    lateness.record(latenessMs, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void taskUndeliverable(RejectionReason reason) {
+    Counter counter = undeliverable[reason.ordinal()];
+    if (counter == null) {
+      // Not a reason the topology gives today; registering is idempotent, so a race is harmless.
+      counter = undeliverableCounter(reason);
+      undeliverable[reason.ordinal()] = counter;
+    }
+    counter.increment();
+  }
+
+  @Override
+  public void occurrenceSkipped() {
+    skipped.increment();
+  }
+
+  @Override
+  public void taskCancelled() {
+    cancelled.increment();
+  }
+
+  @Override
+  public void punctuated(long durationNanos, int handled) {
+    punctuationDuration.record(durationNanos, TimeUnit.NANOSECONDS);
+    punctuationTasks.record(handled);
+  }
+
+  @Override
+  public void partitionOpened(PartitionGauges gauges) {
+    partitions.put(gauges.partition(), gauges);
+  }
+
+  @Override
+  public void partitionClosed(PartitionGauges gauges) {
+    partitions.remove(gauges.partition(), gauges);
+  }
+
+  /** The gauges of the partitions open on this instance. */
+  List<PartitionGauges> partitions() {
+    return List.copyOf(partitions.values());
+  }
+
+  private double pendingTasks() {
+    long sum = 0;
+    for (PartitionGauges partition : partitions.values()) {
+      long pending = partition.pendingTasks();
+      if (pending == PartitionGauges.COUNTING) {
+        return Double.NaN;
+      }
+      sum += pending;
+    }
+    return sum;
+  }
+
+  private double pausedSchedules() {
+    long sum = 0;
+    for (PartitionGauges partition : partitions.values()) {
+      long paused = partition.pausedSchedules();
+      if (paused == PartitionGauges.COUNTING) {
+        return Double.NaN;
+      }
+      sum += paused;
+    }
+    return sum;
+  }
+
+  private double nextDueSeconds() {
+    long next = PartitionGauges.NONE;
+    for (PartitionGauges partition : partitions.values()) {
+      long due = partition.nextDueMs();
+      if (due != PartitionGauges.UNKNOWN) {
+        next = Math.min(next, due);
+      }
+    }
+    return next == PartitionGauges.NONE ? Double.NaN : next / 1000.0;
+  }
+
+  private double oldestOverdueSeconds() {
+    long oldest = PartitionGauges.NONE;
+    for (PartitionGauges partition : partitions.values()) {
+      long since = partition.overdueSinceMs();
+      if (since != PartitionGauges.UNKNOWN) {
+        oldest = Math.min(oldest, since);
+      }
+    }
+    long now = clock.millis();
+    return oldest >= now ? 0 : (now - oldest) / 1000.0;
+  }
+
+  @Override
+  public synchronized void close() {
+    for (AutoCloseable closeable : closeables) {
+      try {
+        closeable.close();
+      } catch (Exception e) {
+        // Closing metrics must not keep the service from stopping.
+        log.warn("event=metrics-close-failed binder={} error=\"{}\"", closeable, e.toString());
+      }
+    }
+    registry.close();
+  }
+}

@@ -1,0 +1,439 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.kdelay.client.DelayClient;
+import dev.kdelay.client.DelayedMessage;
+import dev.kdelay.client.FiredTask;
+import dev.kdelay.service.TargetTopicReader.Received;
+import dev.kdelay.topology.DelayConfig;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.UUID;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * The HTTP endpoints of two instances of one application against a real broker: health, metrics,
+ * the admin API's reads (answered by whichever instance owns the id, from either instance) and its
+ * writes (through the request topic).
+ *
+ * <p>Both instances run for the whole class; each test works on ids and due times of its own.
+ */
+@Tag("integration")
+@ExtendWith(KafkaClusterExtension.class)
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class AdminApiIT {
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
+  private static final Duration TIMEOUT = Duration.ofSeconds(60);
+  private static final int PARTITIONS = 4;
+
+  private final HttpClient http =
+      HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+  private final List<AutoCloseable> resources = new ArrayList<>();
+  private String bootstrapServers;
+  private String name;
+  private String target;
+  private DelayService first;
+  private DelayService second;
+  private String firstUrl;
+  private String secondUrl;
+
+  @BeforeAll
+  void startTwoInstances(KafkaTestCluster kafka) throws Exception {
+    bootstrapServers = kafka.bootstrapServers();
+    name = "admin-" + UUID.randomUUID().toString().substring(0, 8);
+    target = name + "-target";
+    try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
+      admin.createTopics(List.of(new NewTopic(target, 2, (short) 1))).all().get();
+    }
+    first = start("a");
+    second = start("b");
+    firstUrl = "http://127.0.0.1:" + first.httpPort().orElseThrow();
+    secondUrl = "http://127.0.0.1:" + second.httpPort().orElseThrow();
+    // Both ready, and every partition readable: the listing merges them all.
+    for (String url : List.of(firstUrl, secondUrl)) {
+      await(() -> get(url + "/health/ready"), r -> r.statusCode() == 200);
+    }
+    await(() -> get(firstUrl + "/schedules?limit=1"), r -> r.statusCode() == 200);
+  }
+
+  @AfterAll
+  void stop() throws Exception {
+    for (int i = resources.size() - 1; i >= 0; i--) {
+      resources.get(i).close();
+    }
+  }
+
+  @Test
+  void shouldAnswerLiveReadyAndMetricsOnEachInstance() throws Exception {
+    for (String url : List.of(firstUrl, secondUrl)) {
+      HttpResponse<String> live = get(url + "/health/live");
+      HttpResponse<String> ready = get(url + "/health/ready");
+      HttpResponse<String> metrics = get(url + "/metrics");
+
+      assertThat(live.statusCode()).isEqualTo(200);
+      assertThat(json(ready).path("status").asText()).isEqualTo("UP");
+      assertThat(json(ready).path("state").asText()).isEqualTo("RUNNING");
+      assertThat(metrics.statusCode()).isEqualTo(200);
+      assertThat(metrics.headers().firstValue("Content-Type"))
+          .hasValueSatisfying(type -> assertThat(type).startsWith("text/plain"));
+      assertThat(metrics.body())
+          .contains(
+              "kdelay_tasks_pending ",
+              "kdelay_partitions_active ",
+              "kdelay_oldest_overdue_task_age_seconds ",
+              "jvm_memory_used_bytes",
+              "kafka_consumer_");
+    }
+    // The four partitions are shared out between the two instances.
+    assertThat(
+            metric(firstUrl, "kdelay_partitions_active")
+                + metric(secondUrl, "kdelay_partitions_active"))
+        .isEqualTo(PARTITIONS);
+  }
+
+  @Test
+  void shouldReportAScheduleFromEitherInstanceWhenTheOtherOneHoldsIt() throws Exception {
+    // given: schedules posted to the first instance, due in an hour
+    Instant due =
+        Instant.now().plus(Duration.ofHours(1)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+    List<String> ids = new ArrayList<>();
+    for (int i = 0; i < 8; i++) {
+      String id = "lookup/" + i; // a slash, to cross the path encoding
+      ids.add(id);
+      HttpResponse<String> posted =
+          post(
+              firstUrl + "/schedules",
+              "{\"id\":\""
+                  + id
+                  + "\",\"targetTopic\":\""
+                  + target
+                  + "\",\"targetKey\":\"key-"
+                  + i
+                  + "\",\"fireAt\":\""
+                  + due
+                  + "\",\"payload\":\"p\"}");
+      assertThat(posted.statusCode()).as(posted.body()).isEqualTo(202);
+    }
+
+    // when: each is looked up through both instances
+    Set<String> owners = new HashSet<>();
+    for (String id : ids) {
+      String path = "/schedules/" + ScheduleQueries.pathSegment(id);
+      JsonNode viaFirst = json(await(() -> get(firstUrl + path), r -> r.statusCode() == 200));
+      JsonNode viaSecond = json(get(secondUrl + path));
+
+      // then: the same answer, from the owner
+      assertThat(viaFirst.path("id").asText()).isEqualTo(id);
+      assertThat(viaFirst.path("status").asText()).isEqualTo("pending");
+      assertThat(viaFirst.path("nextDueAtMs").asLong()).isEqualTo(due.toEpochMilli());
+      assertThat(viaFirst.path("target").path("topic").asText()).isEqualTo(target);
+      assertThat(viaFirst.path("target").path("key").asText()).startsWith("key-");
+      assertThat(viaFirst.path("occurrence").asLong()).isEqualTo(1);
+      assertThat(viaSecond).isEqualTo(viaFirst);
+      owners.add(viaFirst.path("instance").asText());
+    }
+    // Eight ids over four partitions on two instances: both hold some, so half the lookups
+    // through each instance were answered by the other one.
+    assertThat(owners)
+        .containsExactlyInAnyOrder(
+            "127.0.0.1:" + first.httpPort().orElseThrow(),
+            "127.0.0.1:" + second.httpPort().orElseThrow());
+  }
+
+  @Test
+  void shouldListPendingTasksOfBothInstancesInDueOrderPageByPage() throws Exception {
+    // given: twelve tasks in a window of their own, due out of order, written with the SDK
+    Instant base =
+        Instant.now().plus(Duration.ofDays(2)).truncatedTo(java.time.temporal.ChronoUnit.SECONDS);
+    int[] offsets = {9, 3, 11, 0, 7, 7, 5, 1, 10, 2, 8, 4};
+    List<String> expected = new ArrayList<>();
+    try (DelayClient client = client()) {
+      for (int i = 0; i < offsets.length; i++) {
+        client
+            .schedule(
+                DelayedMessage.builder("list-" + i, target)
+                    .fireAt(base.plusSeconds(offsets[i]))
+                    .payload("p")
+                    .build())
+            .get(10, TimeUnit.SECONDS);
+      }
+    }
+    // Due order; the two due at +7 s in id order.
+    for (int offset = 0; offset <= 11; offset++) {
+      for (int i = 0; i < offsets.length; i++) {
+        if (offsets[i] == offset) {
+          expected.add("list-" + i);
+        }
+      }
+    }
+    String window = "/schedules?limit=5&dueBefore=" + base.plus(Duration.ofHours(1)).toEpochMilli();
+    await(() -> get(firstUrl + window + "&limit=1000"), r -> count(r) == offsets.length);
+
+    // when: pages of five through the second instance
+    List<String> listed = new ArrayList<>();
+    List<Long> dues = new ArrayList<>();
+    String next = null;
+    int pages = 0;
+    do {
+      String url =
+          secondUrl + window.replace("limit=5", "limit=5" + (next == null ? "" : "&after=" + next));
+      JsonNode page = json(get(url));
+      for (JsonNode task : page.path("tasks")) {
+        if (task.path("dueAtMs").asLong() >= base.toEpochMilli()) {
+          listed.add(task.path("id").asText());
+          dues.add(task.path("dueAtMs").asLong());
+        }
+      }
+      next = page.path("next").isNull() ? null : page.path("next").asText();
+      pages++;
+    } while (next != null && pages < 10);
+
+    // then
+    assertThat(listed).containsExactlyElementsOf(expected);
+    assertThat(dues).isSorted();
+    assertThat(pages).isEqualTo(3);
+  }
+
+  @Test
+  void shouldPauseResumeAndCancelThroughTheRequestTopic() throws Exception {
+    // given: an hourly schedule
+    String id = "hourly-" + UUID.randomUUID();
+    String path = "/schedules/" + id;
+    HttpResponse<String> posted =
+        post(
+            secondUrl + "/schedules",
+            "{\"id\":\""
+                + id
+                + "\",\"targetTopic\":\""
+                + target
+                + "\",\"cron\":\"0 0 * * * ?\",\"zone\":\"Europe/Berlin\","
+                + "\"payload\":\"hour\"}");
+    assertThat(posted.statusCode()).isEqualTo(202);
+    JsonNode pending = json(await(() -> get(firstUrl + path), r -> r.statusCode() == 200));
+    assertThat(pending.path("status").asText()).isEqualTo("pending");
+    assertThat(pending.path("recurring").asBoolean()).isTrue();
+    assertThat(pending.path("cron").path("zone").asText()).isEqualTo("Europe/Berlin");
+
+    // when / then
+    assertThat(post(firstUrl + path + "/pause", "").statusCode()).isEqualTo(202);
+    await(() -> get(secondUrl + path), r -> status(r).equals("paused"));
+
+    assertThat(post(secondUrl + path + "/resume", "").statusCode()).isEqualTo(202);
+    await(() -> get(firstUrl + path), r -> status(r).equals("pending"));
+
+    HttpResponse<String> cancelled = delete(firstUrl + path);
+    assertThat(cancelled.statusCode()).isEqualTo(202);
+    assertThat(json(cancelled).path("action").asText()).isEqualTo("cancel");
+    JsonNode gone = json(await(() -> get(secondUrl + path), r -> status(r).equals("cancelled")));
+    assertThat(gone.path("forgottenAtMs").asLong()).isGreaterThan(System.currentTimeMillis());
+  }
+
+  @Test
+  void shouldFireAScheduleMadeFromJsonAndCountItInTheMetrics() throws Exception {
+    // given
+    double firedBefore = firedTotal();
+    String id = "json-" + UUID.randomUUID();
+
+    // when
+    HttpResponse<String> posted =
+        post(
+            firstUrl + "/schedules",
+            "{\"id\":\""
+                + id
+                + "\",\"targetTopic\":\""
+                + target
+                + "\",\"after\":\"500ms\",\"payload\":\"from json\","
+                + "\"headers\":{\"traceparent\":\"00-trace\"}}");
+
+    // then: fired once, with the carried header, and counted
+    assertThat(posted.statusCode()).isEqualTo(202);
+    List<Received> fired;
+    try (TargetTopicReader reader = new TargetTopicReader(bootstrapServers, target)) {
+      fired =
+          reader.pollUntil(
+              received ->
+                  received.stream().anyMatch(r -> FiredTask.from(r.record()).id().equals(id)),
+              TIMEOUT);
+    }
+    Received record =
+        fired.stream().filter(r -> FiredTask.from(r.record()).id().equals(id)).findFirst().get();
+    assertThat(record.record().value()).isEqualTo("from json");
+    assertThat(
+            new String(
+                record.record().headers().lastHeader("traceparent").value(),
+                StandardCharsets.UTF_8))
+        .isEqualTo("00-trace");
+    await(() -> firedTotal(), total -> total >= firedBefore + 1);
+    // A fired one-shot is forgotten.
+    HttpResponse<String> after = get(secondUrl + "/schedules/" + id);
+    assertThat(after.statusCode()).isEqualTo(404);
+    assertThat(json(after).path("status").asText()).isEqualTo("unknown");
+  }
+
+  @Test
+  void shouldAnswerBadRequestsWith4xxAndJson() throws Exception {
+    HttpResponse<String> badJson = post(firstUrl + "/schedules", "{\"id\": ");
+    HttpResponse<String> badTime =
+        post(
+            firstUrl + "/schedules",
+            "{\"id\":\"x\",\"targetTopic\":\"t\",\"fireAt\":\"someday\",\"payload\":\"\"}");
+    HttpResponse<String> badCursor = get(secondUrl + "/schedules?after=nonsense");
+    HttpResponse<String> unknownRoute = get(secondUrl + "/admin");
+    HttpResponse<String> wrongMethod = delete(firstUrl + "/schedules");
+
+    assertThat(badJson.statusCode()).isEqualTo(400);
+    assertThat(json(badJson).path("error").asText()).isEqualTo("BAD_REQUEST");
+    assertThat(badTime.statusCode()).isEqualTo(400);
+    assertThat(json(badTime).path("error").asText()).isEqualTo("BAD_TIME");
+    assertThat(badCursor.statusCode()).isEqualTo(400);
+    assertThat(json(badCursor).path("error").asText()).isEqualTo("BAD_CURSOR");
+    assertThat(unknownRoute.statusCode()).isEqualTo(404);
+    assertThat(json(unknownRoute).path("error").asText()).isEqualTo("NOT_FOUND");
+    assertThat(wrongMethod.statusCode()).isEqualTo(405);
+  }
+
+  private DelayService start(String instance) throws IOException {
+    Path state = Files.createTempDirectory("kdelay-admin-it-" + instance);
+    resources.add(() -> deleteRecursively(state));
+    Map<String, Object> props = new HashMap<>();
+    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
+    props.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-it-" + name);
+    props.put(DelayConfig.STATE_DIR_CONFIG, state.toString());
+    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
+    props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
+    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS);
+    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(DelayConfig.HTTP_PORT_CONFIG, freePort());
+    props.put(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
+    DelayService service = new DelayService(new DelayConfig(props));
+    resources.add(service);
+    service.start(Optional.of(START_TIMEOUT));
+    return service;
+  }
+
+  private DelayClient client() {
+    return DelayClient.create(
+        Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers), name + "-requests");
+  }
+
+  private double firedTotal() throws Exception {
+    return metric(firstUrl, "kdelay_tasks_fired_total")
+        + metric(secondUrl, "kdelay_tasks_fired_total");
+  }
+
+  private double metric(String url, String series) throws Exception {
+    return ServiceMetricsTest.sample(get(url + "/metrics").body(), series).orElseThrow();
+  }
+
+  private static int count(HttpResponse<String> response) {
+    try {
+      return response.statusCode() == 200 ? json(response).path("tasks").size() : -1;
+    } catch (IOException e) {
+      return -1;
+    }
+  }
+
+  private static String status(HttpResponse<String> response) {
+    try {
+      return json(response).path("status").asText();
+    } catch (IOException e) {
+      return "";
+    }
+  }
+
+  /** A port nobody listens on now; the instance binds it right after. */
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
+  private HttpResponse<String> get(String url) throws IOException, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(url)).GET());
+  }
+
+  private HttpResponse<String> delete(String url) throws IOException, InterruptedException {
+    return send(HttpRequest.newBuilder(URI.create(url)).DELETE());
+  }
+
+  private HttpResponse<String> post(String url, String body)
+      throws IOException, InterruptedException {
+    return send(
+        HttpRequest.newBuilder(URI.create(url))
+            .header("Content-Type", "application/json")
+            .POST(HttpRequest.BodyPublishers.ofString(body)));
+  }
+
+  private HttpResponse<String> send(HttpRequest.Builder request)
+      throws IOException, InterruptedException {
+    return http.send(
+        request.timeout(Duration.ofSeconds(20)).build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private static JsonNode json(HttpResponse<String> response) throws IOException {
+    return ApiResponse.MAPPER.readTree(response.body());
+  }
+
+  /** Something that can be read again until it satisfies a condition. */
+  @FunctionalInterface
+  private interface Probe<T> {
+    T read() throws Exception;
+  }
+
+  /** Reads until the condition holds; fails with the last value read when it does not in time. */
+  private static <T> T await(Probe<T> probe, Predicate<T> condition) throws Exception {
+    long deadline = System.nanoTime() + TIMEOUT.toNanos();
+    T last = probe.read();
+    while (!condition.test(last)) {
+      assertThat(System.nanoTime())
+          .as("condition met within %s; last read: %s", TIMEOUT, describe(last))
+          .isLessThan(deadline);
+      Thread.sleep(50); // the poll interval of this wait, not a guess at how long it takes
+      last = probe.read();
+    }
+    return last;
+  }
+
+  private static String describe(Object value) {
+    return value instanceof HttpResponse<?> response
+        ? response.statusCode() + " " + response.body()
+        : String.valueOf(value);
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    try (var paths = Files.walk(dir)) {
+      for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+        Files.deleteIfExists(path);
+      }
+    }
+  }
+}

@@ -1,0 +1,89 @@
+package dev.kdelay.topology.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.topology.PartitionGauges;
+import dev.kdelay.topology.internals.ScheduleEntry.State;
+import java.nio.charset.StandardCharsets;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.internals.InMemoryKeyValueStore;
+import org.junit.jupiter.api.Test;
+
+/** Counting the schedules a partition starts with, while they change. */
+class PartitionStateTest {
+
+  private final KeyValueStore<Bytes, byte[]> entries = new InMemoryKeyValueStore("schedules");
+  private final PartitionState state = new PartitionState(3);
+
+  @Test
+  void shouldCountStoredSchedulesStepByStepWhenThePartitionOpens() {
+    // given: ids 00..09 scheduled, 10..12 paused, 13..14 cancelled
+    for (int i = 0; i < 15; i++) {
+      store(i, i < 10 ? State.SCHEDULED : i < 13 ? State.PAUSED : State.CANCELLED);
+    }
+
+    // when / then: published only once complete
+    assertThat(state.countSome(entries, 4)).isFalse();
+    assertThat(state.pendingTasks()).isEqualTo(PartitionGauges.COUNTING);
+    assertThat(state.pausedSchedules()).isEqualTo(PartitionGauges.COUNTING);
+    assertThat(state.countSome(entries, 4)).isFalse();
+    assertThat(state.countSome(entries, 4)).isFalse();
+    assertThat(state.countSome(entries, 4)).isTrue();
+    assertThat(state.pendingTasks()).isEqualTo(10);
+    assertThat(state.pausedSchedules()).isEqualTo(3);
+    assertThat(state.partition()).isEqualTo(3);
+  }
+
+  @Test
+  void shouldCountChangesOnBothSidesOfTheScanWhileCounting() {
+    // given: ten scheduled ids, the first four counted
+    for (int i = 0; i < 10; i++) {
+      store(i, State.SCHEDULED);
+    }
+    state.countSome(entries, 4);
+
+    // when: an id behind the scan and one ahead of it fire, and a new id ahead is scheduled
+    fire(1);
+    fire(8);
+    store(11, State.SCHEDULED);
+    state.transition(id(11), null, State.SCHEDULED);
+    while (!state.countSome(entries, 4)) {
+      // counting on
+    }
+
+    // then
+    assertThat(state.pendingTasks()).isEqualTo(9);
+
+    // and once counted, every change counts
+    fire(2);
+    assertThat(state.pendingTasks()).isEqualTo(8);
+  }
+
+  @Test
+  void shouldCountAnEmptyPartitionAtOnce() {
+    assertThat(state.countSome(entries, 4)).isTrue();
+    assertThat(state.pendingTasks()).isZero();
+    assertThat(state.nextDueMs()).isEqualTo(PartitionGauges.UNKNOWN);
+  }
+
+  @Test
+  void shouldPublishWhatAPunctuationLearnt() {
+    state.punctuated(1_000, 900);
+    assertThat(state.nextDueMs()).isEqualTo(1_000);
+    assertThat(state.overdueSinceMs()).isEqualTo(900);
+  }
+
+  private void store(int i, State s) {
+    entries.put(id(i), new ScheduleEntry(s, 1_000 + i, 0).toBytes());
+  }
+
+  private void fire(int i) {
+    entries.delete(id(i));
+    state.transition(id(i), State.SCHEDULED, null);
+  }
+
+  private static Bytes id(int i) {
+    return Bytes.wrap(String.format("id-%02d", i).getBytes(StandardCharsets.UTF_8));
+  }
+}
