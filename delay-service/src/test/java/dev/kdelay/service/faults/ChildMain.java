@@ -1,0 +1,46 @@
+package dev.kdelay.service.faults;
+
+import dev.kdelay.service.Main;
+import java.nio.file.Path;
+import java.util.Arrays;
+
+/**
+ * Entry point of the child JVMs the fault harness starts: {@code service ARGS...} runs kdelay's own
+ * {@link Main} with those arguments, {@code broker DIR HOST PORT CONTROLLER_PORT} a {@link
+ * StandaloneBroker}.
+ *
+ * <p>Before that it ties the child's life to the test JVM: a child whose parent is gone halts at
+ * once, so that a test JVM killed mid-run never leaves kdelay instances or a broker behind. Nothing
+ * else differs from running {@code java -cp ... dev.kdelay.service.Main run}: same process, same
+ * signal handling, same shutdown hooks.
+ */
+public final class ChildMain {
+
+  private ChildMain() {}
+
+  public static void main(String[] args) throws Exception {
+    haltWhenOrphaned();
+    String[] rest = Arrays.copyOfRange(args, 1, args.length);
+    switch (args[0]) {
+      case "service" -> Main.main(rest);
+      case "broker" ->
+          StandaloneBroker.run(
+              Path.of(rest[0]), rest[1], Integer.parseInt(rest[2]), Integer.parseInt(rest[3]));
+      default -> throw new IllegalArgumentException("expected service or broker, got " + args[0]);
+    }
+  }
+
+  private static void haltWhenOrphaned() {
+    ProcessHandle.current()
+        .parent()
+        .ifPresent(
+            parent ->
+                parent
+                    .onExit()
+                    .thenRun(
+                        () -> {
+                          System.err.println("ChildMain: the test JVM is gone; halting");
+                          Runtime.getRuntime().halt(3);
+                        }));
+  }
+}

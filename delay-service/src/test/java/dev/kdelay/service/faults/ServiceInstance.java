@@ -1,0 +1,114 @@
+package dev.kdelay.service.faults;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Pattern;
+
+/**
+ * One kdelay instance in its own JVM: {@code dev.kdelay.service.Main run}, configured the way an
+ * operator does it, through {@code DELAY_*} environment variables. Its Kafka {@code client.id} is
+ * its name, so that the consumer group shows which instance owns which partitions.
+ */
+final class ServiceInstance {
+
+  /**
+   * What Kafka Streams logs when the client reaches RUNNING. Kafka's own line rather than kdelay's,
+   * so that a change of kdelay's log wording cannot break the harness.
+   */
+  static final Pattern RUNNING =
+      Pattern.compile("stream-client \\[[^]]+\\] State transition from \\S+ to RUNNING");
+
+  /** What Kafka Streams logs at the end of an orderly close. */
+  static final Pattern STOPPED = Pattern.compile("Streams client stopped completely");
+
+  /** What Kafka Streams (and kdelay's handler) log when a stream thread dies. */
+  static final Pattern THREAD_REPLACED =
+      Pattern.compile(
+          "Replacing thread in the streams uncaught exception handler|opted to SHUTDOWN_CLIENT"
+              + "|opted to SHUTDOWN_APPLICATION|failed; replacing it");
+
+  private static final List<String> JVM_OPTIONS =
+      List.of(
+          "-Xms64m",
+          "-Xmx384m",
+          "-XX:+UseSerialGC",
+          // C1 only: a child starts in half the CPU time, which matters on 2 loaded cores.
+          "-XX:TieredStopAtLevel=1",
+          "-XX:+ExitOnOutOfMemoryError");
+
+  private final String name;
+  private final Path stateDir;
+  private final ChildJvm jvm;
+
+  ServiceInstance(String name, Path dir, Path logConfig, Map<String, String> environment) {
+    this.name = name;
+    this.stateDir = dir.resolve("state-" + name);
+    Map<String, String> env = new HashMap<>(environment);
+    env.put("DELAY_STATE_DIR", stateDir.toString());
+    env.put("DELAY_KAFKA_CLIENT_ID", name);
+    this.jvm =
+        new ChildJvm(
+            name,
+            dir.resolve(name + ".log"),
+            jvmOptions(logConfig),
+            List.of("service", "run"),
+            env);
+  }
+
+  private static List<String> jvmOptions(Path logConfig) {
+    List<String> options = new java.util.ArrayList<>(JVM_OPTIONS);
+    options.add("-Dlog4j2.configurationFile=" + logConfig);
+    return options;
+  }
+
+  String name() {
+    return name;
+  }
+
+  Path stateDir() {
+    return stateDir;
+  }
+
+  ChildJvm jvm() {
+    return jvm;
+  }
+
+  void start() {
+    jvm.start();
+  }
+
+  /** Waits until this start of the instance has reached RUNNING. */
+  void awaitRunning(Duration timeout) {
+    jvm.awaitLog(RUNNING, jvm.startedAtLogOffset(), timeout);
+  }
+
+  /**
+   * Sends SIGTERM and waits for the process to exit.
+   *
+   * @return how long it took to exit
+   */
+  Duration terminateAndAwaitExit(Duration timeout) {
+    long started = System.nanoTime();
+    jvm.terminate();
+    int code = jvm.awaitExit(timeout);
+    Duration took = Duration.ofNanos(System.nanoTime() - started);
+    // A JVM that exits because of SIGTERM reports 128 + 15 once its shutdown hooks have run.
+    if (code != 0 && code != 143) {
+      throw new AssertionError(name + " exited with " + code + " after SIGTERM; see " + jvm.log());
+    }
+    return took;
+  }
+
+  /** Lines that say a stream thread died since the first start. */
+  List<String> threadFailures() {
+    return jvm.linesMatching(THREAD_REPLACED, 0);
+  }
+
+  @Override
+  public String toString() {
+    return name;
+  }
+}

@@ -1,0 +1,200 @@
+package dev.kdelay.service.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.consumer.OffsetAndMetadata;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+
+/**
+ * Failover time after kill -9, without and with a warm standby: from the kill to the first fire by
+ * the new owner of a task due right after it, and the worst lateness of the tasks due in that gap.
+ * The stores hold a ballast of tasks due in an hour, so that taking a partition over without a
+ * standby means restoring a real changelog.
+ *
+ * <p>The figures are printed, not asserted: they depend on the machine. What is asserted is the
+ * usual: nothing lost, nothing doubled, nothing early.
+ */
+@ExtendWith(KafkaClusterExtension.class)
+class StandbyFailoverIT {
+
+  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_406L);
+  private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(120);
+  private static final Pattern RESTORED =
+      Pattern.compile(
+          "Finished restoring changelog (\\S+) to store \\S+ with a total number of (\\d+) records");
+
+  @Test
+  @Tag("integration")
+  void shouldTakeOverAKilledInstancesTasksWithAndWithoutAStandby(KafkaTestCluster kafka)
+      throws Exception {
+    TaskLoad.Plan plan =
+        new TaskLoad.Plan(SEED, 1_000, Duration.ofSeconds(10), seconds(1), seconds(3), 0);
+    String without = failover(kafka, "failover-standby0", 0, plan, 5_000, List.of("a", "b"));
+    String with = failover(kafka, "failover-standby1", 1, plan, 5_000, List.of("a", "b"));
+    System.out.println("FAULTS failover, no standby: " + without);
+    System.out.println("FAULTS failover, 1 standby:  " + with);
+  }
+
+  @Test
+  @Tag("fault-long")
+  void shouldTakeOverAKilledInstancesLargeStoreWithAndWithoutAStandby(KafkaTestCluster kafka)
+      throws Exception {
+    TaskLoad.Plan plan =
+        new TaskLoad.Plan(SEED, 4_000, Duration.ofSeconds(30), seconds(1), seconds(3), 0);
+    List<String> names = List.of("a", "b", "c");
+    String without = failover(kafka, "failover-long-standby0", 0, plan, 150_000, names);
+    String with = failover(kafka, "failover-long-standby1", 1, plan, 150_000, names);
+    System.out.println("FAULTS failover, no standby: " + without);
+    System.out.println("FAULTS failover, 1 standby:  " + with);
+  }
+
+  private String failover(
+      KafkaTestCluster kafka,
+      String name,
+      int standbys,
+      TaskLoad.Plan plan,
+      int ballast,
+      List<String> names)
+      throws Exception {
+    // given: a fleet whose stores hold the ballast
+    try (FaultScenario scenario = new FaultScenario(name, kafka.bootstrapServers())) {
+      return failover(scenario, standbys, plan, ballast, names);
+    }
+  }
+
+  private String failover(
+      FaultScenario scenario, int standbys, TaskLoad.Plan plan, int ballast, List<String> names)
+      throws Exception {
+    Fleet fleet = scenario.fleet(standbys);
+    List<ServiceInstance> live = new ArrayList<>(fleet.start(names.toArray(String[]::new)));
+    fleet.awaitOwners(live, OWNERS_TIMEOUT);
+    sendBallast(scenario, ballast);
+    awaitIntakeCaughtUp(scenario);
+    TaskLoad load = scenario.startLoad(plan);
+
+    // when: the instance with the most partitions is killed while it fires
+    load.awaitSent(0.5, Duration.ofMinutes(2));
+    Map<String, Set<Integer>> owners = fleet.awaitOwners(live, OWNERS_TIMEOUT);
+    ServiceInstance victim =
+        live.stream()
+            .max((x, y) -> owners.get(x.name()).size() - owners.get(y.name()).size())
+            .orElseThrow();
+    Set<Integer> partitions = owners.get(victim.name());
+    scenario.awaitFiring(partitions);
+    List<Long> logOffsets = live.stream().map(i -> i.jvm().logOffset()).toList();
+    long killedAt = System.currentTimeMillis();
+    victim.jvm().kill();
+    victim.jvm().awaitExit(Duration.ofSeconds(30));
+    Failover failover = new Failover(partitions, killedAt, System.currentTimeMillis());
+    scenario.awaitTakeover(failover);
+
+    // then
+    Verdict verdict = scenario.verify(Duration.ofMinutes(3));
+    List<CommittedRecords.Received> fired = scenario.finished();
+    long restored = 0;
+    for (int i = 0; i < live.size(); i++) {
+      if (live.get(i) != victim) {
+        restored += restoredRecords(live.get(i), logOffsets.get(i));
+      }
+    }
+    String figures =
+        String.format(
+            "standbys=%d ballast=%d: kill -9 of %s; %s; %d changelog records restored by the new"
+                + " owner; %s",
+            standbys,
+            ballast,
+            victim,
+            failover.describe(scenario.ledger(), fired),
+            restored,
+            verdict.summary());
+    scenario.report(figures);
+    scenario.report(scenario.abortedFires(fired));
+    assertThat(verdict.clean()).as(verdict.report()).isTrue();
+    assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
+    return figures;
+  }
+
+  private static long restoredRecords(ServiceInstance instance, long fromOffset) {
+    long total = 0;
+    for (String line : instance.jvm().linesMatching(RESTORED, fromOffset)) {
+      Matcher matcher = RESTORED.matcher(line);
+      if (matcher.find()) {
+        total += Long.parseLong(matcher.group(2));
+      }
+    }
+    return total;
+  }
+
+  /** Tasks due in an hour: they never fire in the test, they only make the stores big. */
+  private static void sendBallast(FaultScenario scenario, int count) {
+    long due = System.currentTimeMillis() + Duration.ofHours(1).toMillis();
+    try (KafkaProducer<String, String> producer = TaskLoad.producer(scenario.bootstrapServers())) {
+      for (int i = 0; i < count; i++) {
+        RecordHeaders headers = new RecordHeaders();
+        headers.add(DelayHeaders.TARGET_TOPIC, bytes(scenario.targets().get(0)));
+        headers.add(DelayHeaders.FIRE_AT, bytes(Long.toString(due + i)));
+        producer.send(
+            new ProducerRecord<>(
+                scenario.requestsTopic(), null, "ballast-" + i, "ballast " + i, headers));
+      }
+    }
+  }
+
+  /** Waits until the group has committed every request sent so far. */
+  private static void awaitIntakeCaughtUp(FaultScenario scenario) {
+    Await.until(
+        "kdelay to apply the ballast",
+        Duration.ofMinutes(3),
+        () -> {
+          try {
+            Map<TopicPartition, OffsetSpec> latest = new java.util.HashMap<>();
+            for (int p = 0; p < scenario.requestsPartitions(); p++) {
+              latest.put(new TopicPartition(scenario.requestsTopic(), p), OffsetSpec.latest());
+            }
+            var ends = scenario.admin().listOffsets(latest).all().get(10, TimeUnit.SECONDS);
+            Map<TopicPartition, OffsetAndMetadata> committed =
+                scenario
+                    .admin()
+                    .listConsumerGroupOffsets(scenario.applicationId())
+                    .partitionsToOffsetAndMetadata()
+                    .get(10, TimeUnit.SECONDS);
+            return ends.entrySet().stream()
+                .allMatch(
+                    end -> {
+                      OffsetAndMetadata offset = committed.get(end.getKey());
+                      return end.getValue().offset() == 0
+                          || (offset != null && offset.offset() >= end.getValue().offset());
+                    });
+          } catch (Exception e) {
+            return false;
+          }
+        });
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static Duration seconds(long seconds) {
+    return Duration.ofSeconds(seconds);
+  }
+}
