@@ -1,0 +1,44 @@
+package dev.kdelay.benchmarks;
+
+import dev.kdelay.topology.DelayConfig;
+import java.util.HashMap;
+import java.util.Map;
+
+/**
+ * The two applications the benchmark compares. Both take their Kafka Streams configuration from
+ * {@link DelayConfig#streamsProperties()}, so the ceiling runs with exactly kdelay's settings:
+ * exactly_once_v2, stream threads, commit interval, poll time, producer linger, max poll records.
+ */
+enum AppKind {
+  /** kdelay as the service runs it: {@code DelayService} with {@code DelayTopology}. */
+  KDELAY,
+  /** The ceiling: a source wired straight to a sink, nothing stored. */
+  PASS_THROUGH;
+
+  /**
+   * The configuration of one instance.
+   *
+   * @param bootstrap the broker
+   * @param applicationId the Kafka Streams application id
+   * @param stateDir its state directory
+   * @param input the requests topic (kdelay) or the input topic (pass-through)
+   * @param overrides settings the benchmark was told to use for both applications ({@code --set})
+   */
+  static DelayConfig config(
+      String bootstrap,
+      String applicationId,
+      String stateDir,
+      String input,
+      Map<String, String> overrides) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    props.put(DelayConfig.APPLICATION_ID_CONFIG, applicationId);
+    props.put(DelayConfig.STATE_DIR_CONFIG, stateDir);
+    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, input);
+    props.put(DelayConfig.DLQ_TOPIC_CONFIG, input + "-dlq");
+    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
+    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, Benchmark.PARTITIONS);
+    props.putAll(overrides);
+    return new DelayConfig(props);
+  }
+}

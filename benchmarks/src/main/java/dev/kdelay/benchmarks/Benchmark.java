@@ -1,0 +1,349 @@
+package dev.kdelay.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.stream.Stream;
+
+/**
+ * How close kdelay comes to the limit of Kafka itself, measured against a pass-through Kafka
+ * Streams topology on the same broker and machine in the same run.
+ *
+ * <p>The broker (kdelay's embedded KRaft broker) and each application under test run in JVMs of
+ * their own; this JVM runs the load generator (one producer) and the visibility probe (one {@code
+ * read_committed} consumer). Progress goes to standard error, the report to standard output.
+ *
+ * <pre>{@code
+ * bin/kdelay-bench            # quick mode, a few minutes
+ * bin/kdelay-bench --full     # the figures the performance goals are judged by
+ * bin/kdelay-bench --jfr DIR  # also record each application with Java Flight Recorder
+ * }</pre>
+ */
+public final class Benchmark {
+
+  /** Partitions of every topic, for kdelay and the ceiling alike. */
+  static final int PARTITIONS = 6;
+
+  static final String CEILING_IN = "bench-ceiling-in";
+  static final String CEILING_OUT = "bench-ceiling-out";
+  static final String EMPTY_REQUESTS = "bench-a-requests";
+  static final String EMPTY_FIRED = "bench-a-fired";
+  static final String FILLED_REQUESTS = "bench-b-requests";
+  static final String FILLED_FIRED = "bench-b-fired";
+  static final String FILLED_APPLICATION = "bench-kdelay-b";
+  static final String CALIBRATION_REQUESTS = "bench-cal-requests";
+  static final String CALIBRATION_FIRED = "bench-cal-fired";
+
+  private static final int MIN_RATE = 10;
+  private static final long MAX_BURST_LEAD_MS = 15_000;
+  private static final int ASSUMED_INTAKE_PER_S = 5_000;
+
+  private final Settings settings;
+  private final Testbed testbed;
+  private final Scenarios scenarios;
+  private final Results results;
+  private final long startedNanos = System.nanoTime();
+
+  private Benchmark(Settings settings, Testbed testbed, Results results) {
+    this.settings = settings;
+    this.testbed = testbed;
+    this.scenarios = new Scenarios(testbed);
+    this.results = results;
+  }
+
+  /**
+   * Runs the benchmark.
+   *
+   * @param args {@code --quick} (default) or {@code --full}; {@code --jfr DIR}; {@code --work DIR}
+   *     (default {@code benchmarks/target/bench-work}, emptied first); {@code --keep} keeps it;
+   *     {@code --runs N}, {@code --records N}, {@code --pending N} override the mode's sizes;
+   *     {@code --only throughput,lateness,burst,capacity} runs some parts (the settings must be
+   *     given before it); {@code --set KEY=VALUE} sets a kdelay or Kafka property of both
+   *     applications, for experiments such as {@code --set delay.punctuate.interval.ms=20}
+   * @throws IOException if the work directory cannot be prepared
+   */
+  public static void main(String[] args) throws IOException {
+    Settings settings = Settings.quick();
+    Optional<Path> jfr = Optional.empty();
+    Path work = Path.of("benchmarks", "target", "bench-work");
+    boolean keep = false;
+    Map<String, String> overrides = new TreeMap<>();
+    for (int i = 0; i < args.length; i++) {
+      switch (args[i]) {
+        case "--quick" -> settings = Settings.quick();
+        case "--full" -> settings = Settings.full();
+        case "--jfr" -> jfr = Optional.of(Path.of(args[++i]).toAbsolutePath());
+        case "--work" -> work = Path.of(args[++i]);
+        case "--keep" -> keep = true;
+        case "--runs" -> settings = settings.withRuns(Integer.parseInt(args[++i]));
+        case "--records" -> settings = settings.withThroughputRecords(Integer.parseInt(args[++i]));
+        case "--pending" -> settings = settings.withCapacityTasks(Integer.parseInt(args[++i]));
+        case "--only" -> settings = settings.withParts(Set.of(args[++i].split(",")));
+        case "--set" -> {
+          String[] pair = args[++i].split("=", 2);
+          overrides.put(pair[0], pair[1]);
+        }
+        default -> {
+          System.err.println(
+              "usage: kdelay-bench [--quick | --full] [--jfr DIR] [--work DIR] [--keep]"
+                  + " [--runs N] [--records N] [--pending N] [--only PART,...]"
+                  + " [--set KEY=VALUE ...]\n"
+                  + "  parts: "
+                  + String.join(", ", Settings.PARTS));
+          System.exit(2);
+        }
+      }
+    }
+    work = work.toAbsolutePath();
+    deleteRecursively(work);
+    Files.createDirectories(work);
+    if (jfr.isPresent()) {
+      Files.createDirectories(jfr.get());
+    }
+    // Checked here, not in the children: a bad key fails at once.
+    AppKind.config("localhost:9092", "check", "check", "check", overrides);
+    Results results = new Results(settings, Machine.describe(), Machine.loadAverage(), overrides);
+    // Interrupted (Ctrl-C, SIGTERM): still print what was measured. The children stop on their
+    // own when this JVM's end closes their standard input.
+    AtomicBoolean reported = new AtomicBoolean();
+    Runnable report =
+        () -> {
+          if (reported.compareAndSet(false, true)) {
+            results.loadAtEnd(Machine.loadAverage());
+            results.report().print(System.out);
+          }
+        };
+    Runtime.getRuntime().addShutdownHook(new Thread(report, "report-on-exit"));
+    try (Testbed testbed = new Testbed(work, jfr, overrides)) {
+      new Benchmark(settings, testbed, results).run();
+    } finally {
+      report.run();
+      if (!keep) {
+        deleteRecursively(work);
+      }
+    }
+    System.exit(0);
+  }
+
+  private void run() {
+    testbed.createTopics(CEILING_IN, CEILING_OUT, EMPTY_FIRED, FILLED_FIRED, CALIBRATION_FIRED);
+    App ceiling =
+        testbed.start(AppKind.PASS_THROUGH, "ceiling", "bench-ceiling", CEILING_IN, CEILING_OUT);
+    App empty = testbed.start(AppKind.KDELAY, "kdelay-a", "bench-kdelay-a", EMPTY_REQUESTS, "");
+    results.emptyStartup(empty.startupMs());
+    progress("started the broker, the ceiling and kdelay instance A");
+    results.idle(
+        scenarios.idleCores(ceiling, Duration.ofSeconds(2)),
+        scenarios.idleCores(empty, Duration.ofSeconds(2)));
+    calibrate(ceiling, empty);
+    if (settings.runs("throughput")) {
+      throughput(ceiling, empty);
+    } else {
+      // The later parts size themselves by kdelay's throughput: measure it once.
+      results.throughput(
+          scenarios.throughput(ceiling, CEILING_OUT, settings.throughputRecords(), 0),
+          scenarios.throughput(
+              empty, EMPTY_FIRED, results.kdelayRecords(), settings.throughputDelayMs()));
+    }
+    testbed.stop(ceiling);
+    if (settings.runs("lateness")) {
+      lateness(empty);
+    }
+    if (settings.runs("burst")) {
+      bursts(empty);
+    }
+    if (settings.runs("capacity")) {
+      capacity(empty);
+    }
+  }
+
+  /**
+   * Warms both applications up with one run each, and sizes kdelay's runs by the warm-up's rate so
+   * that a slow build still finishes in the mode's time.
+   */
+  private void calibrate(App ceiling, App kdelay) {
+    int records = settings.throughputRecords();
+    long delay = settings.throughputDelayMs();
+    scenarios.throughput(ceiling, CEILING_OUT, records / 5, 0);
+    // A throwaway instance takes a full run's records for a while: its rate sizes kdelay's runs.
+    // What it has not fired when the time is up dies with it, so it cannot slow the runs down.
+    App probe =
+        testbed.start(
+            AppKind.KDELAY, "kdelay-calibration", "bench-kdelay-cal", CALIBRATION_REQUESTS, "");
+    Duration limit = settings.runBudget().multipliedBy(3).dividedBy(2);
+    Runs.Throughput calibration =
+        scenarios.throughput(probe, CALIBRATION_FIRED, records, delay, limit);
+    testbed.stop(probe);
+    results.calibration(calibration, records, limit);
+    results.kdelayRecords(settings.kdelayRecords(calibration.perSecond()));
+    scenarios.throughput(
+        kdelay,
+        EMPTY_FIRED,
+        Math.max(1, results.kdelayRecords() / 5),
+        settings.kdelayDelayMs(results.kdelayRecords()));
+    progress(
+        "warmed up; kdelay calibrated at %,.0f/s: %,d records per kdelay run",
+        calibration.perSecond(), results.kdelayRecords());
+  }
+
+  /** (1) and (2): ceiling and kdelay runs interleaved. */
+  private void throughput(App ceiling, App kdelay) {
+    int records = settings.throughputRecords();
+    long delay = settings.kdelayDelayMs(results.kdelayRecords());
+    for (int run = 1; run <= settings.runs(); run++) {
+      Runs.Throughput top = scenarios.throughput(ceiling, CEILING_OUT, records, 0);
+      Runs.Throughput own =
+          scenarios.throughput(kdelay, EMPTY_FIRED, results.kdelayRecords(), delay);
+      results.throughput(top, own);
+      progress(
+          "throughput run %d/%d: ceiling %,.0f/s, kdelay %,.0f/s",
+          run, settings.runs(), top.perSecond(), own.perSecond());
+    }
+  }
+
+  /** (3): the fixed rates, then the highest sustained rate, searched down from the throughput. */
+  private void lateness(App kdelay) {
+    for (int rate : settings.fixedRates()) {
+      results.lateness(latenessRun(kdelay, EMPTY_FIRED, rate, settings.latenessDuration(), true));
+    }
+    double start = 0.9 * results.kdelayThroughput().median();
+    for (int attempt = 0; attempt < settings.maxRateAttempts(); attempt++) {
+      int rate = roundRate(start * Math.pow(settings.rateStep(), attempt));
+      Runs.LatenessRun run =
+          latenessRun(kdelay, EMPTY_FIRED, rate, settings.latenessDuration(), false);
+      results.searchAttempt(run);
+      if (run.sustained()) {
+        break;
+      }
+    }
+  }
+
+  /**
+   * One lateness run. A fixed rate above what kdelay's throughput can drain in the budget is sent
+   * for a shorter time ({@code mayShorten}); the search's rates are below the throughput.
+   */
+  private Runs.LatenessRun latenessRun(
+      App app, String fired, int rate, Duration full, boolean mayShorten) {
+    Duration duration =
+        mayShorten
+            ? settings.latenessDuration(full, rate, results.kdelayThroughput().median())
+            : full;
+    Runs.LatenessRun run =
+        scenarios.lateness(
+            app,
+            fired,
+            rate,
+            duration,
+            duration.compareTo(full) < 0,
+            settings.latenessLeadMs(),
+            settings.latenessWindows());
+    progress(
+        "lateness %s at %,d/s for %.1f s: p50 %d ms, p99 %d ms, max %d ms%s",
+        app.jvm().name(),
+        rate,
+        duration.toMillis() / 1000.0,
+        run.lateness().count() == 0 ? -1 : run.lateness().percentile(50),
+        run.lateness().count() == 0 ? -1 : run.lateness().percentile(99),
+        run.lateness().count() == 0 ? -1 : run.lateness().max(),
+        run.sustained() ? "" : " (not sustained)");
+    return run;
+  }
+
+  /** (4): bursts, sent far enough ahead for the instance to take them in before they are due. */
+  private void bursts(App kdelay) {
+    int tasks = settings.burstTasks();
+    // Intake alone (nothing fires meanwhile) is much faster than (2), where intake and firing
+    // overlap: the first burst's lead assumes a modest intake rate, the later ones the intake the
+    // first one took. A burst whose intake was not complete at the due time is reported as such.
+    long lead =
+        Math.max(3_000, Math.min(MAX_BURST_LEAD_MS, 1_000 + tasks * 1000L / ASSUMED_INTAKE_PER_S));
+    for (int run = 1; run <= settings.runs(); run++) {
+      Runs.Burst burst = scenarios.burst(kdelay, EMPTY_FIRED, tasks, lead);
+      results.burst(burst, lead);
+      progress(
+          "burst %d/%d: %,d tasks taken in in %,d ms; last visible %,d ms after due, %,.0f fires/s",
+          run,
+          settings.runs(),
+          tasks,
+          burst.intake().toMillis(),
+          burst.lastAfterDueMs(),
+          burst.drainPerSecond());
+      lead = Math.max(2_000, 1_000 + burst.intake().toMillis() * 3 / 2);
+    }
+  }
+
+  /** (5): a second instance filled with pending tasks, against the empty one. */
+  private void capacity(App empty) {
+    App filled = testbed.start(AppKind.KDELAY, "kdelay-b", FILLED_APPLICATION, FILLED_REQUESTS, "");
+    Duration fill = scenarios.fill(filled, FILLED_FIRED, settings.capacityTasks());
+    results.fill(settings.capacityTasks(), fill);
+    progress(
+        "filled instance B with %,d tasks in %d s", settings.capacityTasks(), fill.toSeconds());
+    int records = results.kdelayRecords();
+    long delay = settings.kdelayDelayMs(records);
+    scenarios.throughput(filled, FILLED_FIRED, Math.min(records, 5_000), delay);
+    for (int run = 1; run <= settings.runs(); run++) {
+      Runs.Throughput a = scenarios.throughput(empty, EMPTY_FIRED, records, delay);
+      Runs.Throughput b = scenarios.throughput(filled, FILLED_FIRED, records, delay);
+      results.capacityThroughput(a, b);
+      progress(
+          "capacity throughput %d/%d: empty %,.0f/s, filled %,.0f/s",
+          run, settings.runs(), a.perSecond(), b.perSecond());
+    }
+    int sustained = results.highestSustained().map(Runs.LatenessRun::rate).orElse(0);
+    for (int rate : results.latenessRates()) {
+      results.capacityLateness(
+          latenessRun(
+              filled, FILLED_FIRED, rate, settings.capacityLatenessDuration(), rate > sustained));
+    }
+    results.memory(
+        new Results.Memory(
+            empty.heapAfterGcBytes(), empty.jvm().residentBytes(), empty.stateDirBytes()),
+        new Results.Memory(
+            filled.heapAfterGcBytes(), filled.jvm().residentBytes(), filled.stateDirBytes()));
+    testbed.stop(filled);
+    long changelog =
+        testbed.endOffsetSum(FILLED_APPLICATION + "-delay-tasks-changelog")
+            + testbed.endOffsetSum(FILLED_APPLICATION + "-delay-schedules-changelog");
+    progress("restoring %,d changelog records on a fresh instance", changelog);
+    App restored =
+        testbed.start(AppKind.KDELAY, "kdelay-b-restore", FILLED_APPLICATION, FILLED_REQUESTS, "");
+    results.restore(changelog, restored.startupMs());
+    testbed.stop(restored);
+  }
+
+  /** A rate rounded down to two significant digits, at least {@value #MIN_RATE}/s. */
+  static int roundRate(double rate) {
+    if (rate < MIN_RATE) {
+      return MIN_RATE;
+    }
+    double unit = Math.pow(10, Math.floor(Math.log10(rate)) - 1);
+    return (int) (Math.floor(rate / unit) * unit);
+  }
+
+  private void progress(String format, Object... args) {
+    long seconds = (System.nanoTime() - startedNanos) / 1_000_000_000L;
+    System.err.printf("[%4ds] %s%n", seconds, String.format(format, args));
+  }
+
+  private static void deleteRecursively(Path dir) throws IOException {
+    if (!Files.exists(dir)) {
+      return;
+    }
+    try (Stream<Path> paths = Files.walk(dir)) {
+      List<Path> all = new ArrayList<>(paths.sorted(Comparator.reverseOrder()).toList());
+      for (Path path : all) {
+        Files.deleteIfExists(path);
+      }
+    }
+  }
+}

@@ -1,0 +1,159 @@
+package dev.kdelay.benchmarks;
+
+import dev.kdelay.schemas.DelayHeaders;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.BitSet;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.Header;
+
+/**
+ * What a {@link Watch} saw of one run: how many of its records became visible (each counted once; a
+ * second copy is a duplicate, which exactly-once forbids), when the first and the last did, and for
+ * fired records their due time and the time they became visible.
+ */
+final class Observation {
+
+  private final int expected;
+  private final int seen;
+  private final int duplicates;
+  private final int earlyFires;
+  private final long firstVisibleMs;
+  private final long lastVisibleMs;
+  private final long[] dueMs;
+  private final long[] visibleMs;
+
+  private Observation(Builder builder) {
+    this.expected = builder.expected;
+    this.seen = builder.distinct;
+    this.duplicates = builder.duplicates;
+    this.earlyFires = builder.earlyFires;
+    this.firstVisibleMs = builder.firstVisibleMs;
+    this.lastVisibleMs = builder.lastVisibleMs;
+    this.dueMs = Arrays.copyOf(builder.dueMs, builder.timed);
+    this.visibleMs = Arrays.copyOf(builder.visibleMs, builder.timed);
+  }
+
+  int expected() {
+    return expected;
+  }
+
+  /** Distinct records seen. */
+  int seen() {
+    return seen;
+  }
+
+  boolean complete() {
+    return seen == expected;
+  }
+
+  int duplicates() {
+    return duplicates;
+  }
+
+  /** Fired records whose {@code delay-fired-at} is before their {@code delay-due-at}. */
+  int earlyFires() {
+    return earlyFires;
+  }
+
+  long firstVisibleMs() {
+    return firstVisibleMs;
+  }
+
+  long lastVisibleMs() {
+    return lastVisibleMs;
+  }
+
+  /** The due-to-visible lateness of the fired records, in due order. */
+  Lateness lateness() {
+    return Lateness.of(dueMs, visibleMs);
+  }
+
+  /** Collects an observation; used by the watch's thread only. */
+  static final class Builder {
+
+    private final byte[] prefix;
+    private final int expected;
+    private final BitSet indexes;
+    private int distinct;
+    private int duplicates;
+    private int earlyFires;
+    private long firstVisibleMs = -1;
+    private long lastVisibleMs = -1;
+    private long[] dueMs = new long[1024];
+    private long[] visibleMs = new long[1024];
+    private int timed;
+
+    Builder(String tag, int expected) {
+      this.prefix = (tag + "-").getBytes(StandardCharsets.US_ASCII);
+      this.expected = expected;
+      this.indexes = new BitSet(expected);
+    }
+
+    boolean complete() {
+      return distinct >= expected;
+    }
+
+    void add(ConsumerRecord<byte[], byte[]> record, long visibleAtMs) {
+      int index = indexOf(record.key());
+      if (index < 0) {
+        return; // another run's record
+      }
+      if (indexes.get(index)) {
+        duplicates++;
+        return;
+      }
+      indexes.set(index);
+      distinct++;
+      if (firstVisibleMs < 0) {
+        firstVisibleMs = visibleAtMs;
+      }
+      lastVisibleMs = visibleAtMs;
+      Header due = record.headers().lastHeader(DelayHeaders.DUE_AT);
+      if (due != null) {
+        long dueAt = parse(due.value());
+        Header fired = record.headers().lastHeader(DelayHeaders.FIRED_AT);
+        if (fired != null && parse(fired.value()) < dueAt) {
+          earlyFires++;
+        }
+        addTimed(dueAt, visibleAtMs);
+      }
+    }
+
+    private void addTimed(long due, long visible) {
+      if (timed == dueMs.length) {
+        dueMs = Arrays.copyOf(dueMs, timed * 2);
+        visibleMs = Arrays.copyOf(visibleMs, timed * 2);
+      }
+      dueMs[timed] = due;
+      visibleMs[timed] = visible;
+      timed++;
+    }
+
+    /** The index in {@code <tag>-<index>}, or -1 for a key of another run. */
+    private int indexOf(byte[] key) {
+      if (key == null
+          || key.length <= prefix.length
+          || !Arrays.equals(key, 0, prefix.length, prefix, 0, prefix.length)) {
+        return -1;
+      }
+      int index = 0;
+      for (int i = prefix.length; i < key.length; i++) {
+        index = index * 10 + (key[i] - '0');
+      }
+      return index < expected ? index : -1;
+    }
+
+    private static long parse(byte[] ascii) {
+      long value = 0;
+      for (byte digit : ascii) {
+        value = value * 10 + (digit - '0');
+      }
+      return value;
+    }
+
+    Observation build() {
+      return new Observation(this);
+    }
+  }
+}

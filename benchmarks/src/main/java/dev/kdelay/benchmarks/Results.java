@@ -1,0 +1,254 @@
+package dev.kdelay.benchmarks;
+
+import dev.kdelay.topology.DelayConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.TreeSet;
+import org.apache.kafka.common.utils.AppInfoParser;
+
+/**
+ * Everything measured in one benchmark run, and the report made of it. A run that fails halfway
+ * still reports what it measured.
+ */
+final class Results {
+
+  /**
+   * Memory of one instance.
+   *
+   * @param heapAfterGc heap in use after a full GC
+   * @param resident the process's resident set size
+   * @param stateDir bytes in its state directory
+   */
+  record Memory(long heapAfterGc, long resident, long stateDir) {}
+
+  private static final String[] STREAMS_KEYS = {
+    "processing.guarantee",
+    "num.stream.threads",
+    "num.standby.replicas",
+    "commit.interval.ms",
+    "poll.ms",
+    "max.task.idle.ms",
+    "producer.linger.ms",
+    "consumer.max.poll.records"
+  };
+
+  private final Settings settings;
+  private final Map<String, String> overrides;
+  private final String machine;
+  private final String loadAtStart;
+  private String loadAtEnd = "?";
+  private long emptyStartupMs = -1;
+  private int kdelayRecords;
+  private Runs.Throughput calibration;
+  private int calibrationSent;
+  private Duration calibrationLimit;
+  private double idleCeilingCores = Double.NaN;
+  private double idleKdelayCores = Double.NaN;
+  private final List<Runs.Throughput> ceiling = new ArrayList<>();
+  private final List<Runs.Throughput> kdelay = new ArrayList<>();
+  private final List<Runs.LatenessRun> lateness = new ArrayList<>();
+  private final List<Runs.LatenessRun> search = new ArrayList<>();
+  private final List<Runs.Burst> bursts = new ArrayList<>();
+  private long burstLeadMs;
+  private int fillTasks;
+  private Duration fill;
+  private final List<Runs.Throughput> capacityEmpty = new ArrayList<>();
+  private final List<Runs.Throughput> capacityFilled = new ArrayList<>();
+  private final List<Runs.LatenessRun> capacityLateness = new ArrayList<>();
+  private Memory emptyMemory;
+  private Memory filledMemory;
+  private long changelogRecords = -1;
+  private long restoreMs = -1;
+
+  Results(Settings settings, String machine, String loadAtStart, Map<String, String> overrides) {
+    this.settings = settings;
+    this.overrides = Map.copyOf(overrides);
+    this.machine = machine;
+    this.loadAtStart = loadAtStart;
+  }
+
+  void loadAtEnd(String load) {
+    this.loadAtEnd = load;
+  }
+
+  void emptyStartup(long ms) {
+    this.emptyStartupMs = ms;
+  }
+
+  /** Records per kdelay throughput run. */
+  int kdelayRecords() {
+    return kdelayRecords;
+  }
+
+  void kdelayRecords(int records) {
+    this.kdelayRecords = records;
+  }
+
+  void calibration(Runs.Throughput run, int sent, Duration limit) {
+    this.calibration = run;
+    this.calibrationSent = sent;
+    this.calibrationLimit = limit;
+  }
+
+  void idle(double ceilingCores, double kdelayCores) {
+    this.idleCeilingCores = ceilingCores;
+    this.idleKdelayCores = kdelayCores;
+  }
+
+  void throughput(Runs.Throughput ceilingRun, Runs.Throughput kdelayRun) {
+    ceiling.add(ceilingRun);
+    kdelay.add(kdelayRun);
+  }
+
+  /** kdelay's throughput on the empty store. */
+  Spread kdelayThroughput() {
+    return Report.spread(kdelay, Runs.Throughput::perSecond);
+  }
+
+  void lateness(Runs.LatenessRun run) {
+    lateness.add(run);
+  }
+
+  void searchAttempt(Runs.LatenessRun run) {
+    search.add(run);
+  }
+
+  /** The highest sustained rate found, if any. */
+  java.util.Optional<Runs.LatenessRun> highestSustained() {
+    return search.stream().filter(Runs.LatenessRun::sustained).findFirst();
+  }
+
+  /** The rates (3) measured on the empty store: the fixed ones and the highest sustained one. */
+  List<Integer> latenessRates() {
+    TreeSet<Integer> rates = new TreeSet<>();
+    lateness.forEach(run -> rates.add(run.rate()));
+    highestSustained().ifPresent(run -> rates.add(run.rate()));
+    return List.copyOf(rates);
+  }
+
+  void burst(Runs.Burst burst, long leadMs) {
+    bursts.add(burst);
+    burstLeadMs = leadMs;
+  }
+
+  /** Intake alone, requests per second, as the bursts measured it (median), if they ran. */
+  java.util.Optional<Double> intakePerSecond() {
+    if (bursts.isEmpty()) {
+      return java.util.Optional.empty();
+    }
+    return java.util.Optional.of(
+        Report.spread(
+                bursts, burst -> burst.tasks() * 1000.0 / Math.max(1, burst.intake().toMillis()))
+            .median());
+  }
+
+  void fill(int tasks, Duration took) {
+    this.fillTasks = tasks;
+    this.fill = took;
+  }
+
+  void capacityThroughput(Runs.Throughput empty, Runs.Throughput filled) {
+    capacityEmpty.add(empty);
+    capacityFilled.add(filled);
+  }
+
+  void capacityLateness(Runs.LatenessRun run) {
+    capacityLateness.add(run);
+  }
+
+  void memory(Memory empty, Memory filled) {
+    this.emptyMemory = empty;
+    this.filledMemory = filled;
+  }
+
+  void restore(long records, long ms) {
+    this.changelogRecords = records;
+    this.restoreMs = ms;
+  }
+
+  /** The report of what has been measured. */
+  Report report() {
+    Report report = new Report();
+    configuration(report);
+    new ThroughputSection(
+            settings, kdelayRecords, ceiling, kdelay, idleCeilingCores, idleKdelayCores)
+        .calibration(calibration, calibrationSent, calibrationLimit)
+        .write(report);
+    new LatenessSection(settings, lateness, search).write(report);
+    new BurstSection(bursts, burstLeadMs).write(report);
+    new CapacitySection(
+            settings,
+            fillTasks,
+            fill,
+            capacityEmpty,
+            capacityFilled,
+            lateness,
+            search,
+            capacityLateness)
+        .memory(emptyMemory, filledMemory)
+        .restore(changelogRecords, restoreMs, emptyStartupMs)
+        .write(report);
+    return report;
+  }
+
+  private void configuration(Report report) {
+    DelayConfig config = AppKind.config("broker", "id", "dir", "requests", overrides);
+    Properties streams = config.streamsProperties();
+    StringBuilder keys = new StringBuilder();
+    for (String key : STREAMS_KEYS) {
+      keys.append(' ').append(key).append('=').append(streams.get(key));
+    }
+    report
+        .line("kdelay benchmark, %s mode", settings.mode())
+        .line("  machine     %s", machine)
+        .line("  load avg    %s at start, %s at end (1/5/15 min)", loadAtStart, loadAtEnd)
+        .line(
+            "  processes   broker JVM %s; each application in a JVM of its own %s;",
+            String.join(" ", Testbed.BROKER_JVM), String.join(" ", Testbed.APP_JVM.subList(0, 2)))
+        .line("              this JVM: the load generator (1 producer) and the probe (1 consumer)")
+        .line(
+            "  broker      Apache Kafka %s, kdelay's embedded single-node KRaft broker, replication"
+                + " factor 1, %d partitions per topic",
+            AppInfoParser.getVersion(), Benchmark.PARTITIONS)
+        .line("  streams     (kdelay and ceiling, from DelayConfig.streamsProperties())%s", keys)
+        .line(
+            "  overrides   %s",
+            overrides.isEmpty() ? "none: kdelay's defaults" : "--set " + overrides)
+        .line(
+            "  kdelay      punctuate every %d ms, at most %d fires per punctuation, buckets of %d"
+                + " ms, RocksDB cache %s with %s of write buffers",
+            config.punctuateInterval().toMillis(),
+            config.maxFiresPerPunctuation(),
+            config.bucketWidthMs(),
+            Report.bytes(config.getLong(DelayConfig.ROCKSDB_BLOCK_CACHE_BYTES_CONFIG)),
+            Report.bytes(config.getLong(DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_CONFIG)))
+        .line(
+            "  ceiling     a source wired to a sink (input -> output, headers kept), same topics"
+                + " layout, same records")
+        .line(
+            "  records     key 'r<run>-<n>', payload %d B, headers delay-target-topic and"
+                + " delay-fire-at (epoch ms)",
+            RequestProducer.PAYLOAD_BYTES)
+        .line("  producer    %s", settingsText(RequestProducer.SETTINGS))
+        .line(
+            "  probe       %s, assigned partitions, no group",
+            settingsText(VisibilityProbe.SETTINGS))
+        .line(
+            "  repeats     %d runs per throughput and burst figure, interleaved with their"
+                + " baseline; figures are median [min-max]",
+            settings.runs())
+        .blank();
+  }
+
+  private static String settingsText(java.util.Map<String, Object> settings) {
+    StringBuilder text = new StringBuilder();
+    new java.util.TreeMap<>(settings)
+        .forEach(
+            (key, value) ->
+                text.append(text.length() == 0 ? "" : " ").append(key).append('=').append(value));
+    return text.toString();
+  }
+}

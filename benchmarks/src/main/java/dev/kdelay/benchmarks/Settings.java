@@ -1,0 +1,231 @@
+package dev.kdelay.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+
+/**
+ * The sizes and durations of a benchmark run.
+ *
+ * <p>Runs against kdelay are sized by its measured throughput as well, so that a slow build still
+ * finishes in the mode's time: a run that would take longer than {@code runBudget} is shortened,
+ * and the report says so.
+ *
+ * @param mode {@code quick} or {@code full}
+ * @param runs repetitions of each throughput and burst figure (median and range are reported)
+ * @param throughputRecords records per throughput run, for the ceiling and for kdelay
+ * @param throughputDelayMs the delay of each request in a kdelay throughput run
+ * @param latenessDuration how long each lateness run sends (and so fires) at its rate
+ * @param latenessLeadMs how far ahead of its due time each request is sent
+ * @param latenessWindows windows of a lateness run, for its spread and its trend
+ * @param fixedRates the fixed fires/s of the lateness runs; the highest sustainable one is found
+ * @param maxRateAttempts how many rates the search for the highest sustainable one tries
+ * @param rateStep factor between successive attempts, from 0.9 x the measured throughput down
+ * @param burstTasks tasks due in the same millisecond
+ * @param capacityTasks pending tasks the capacity instance is filled with
+ * @param capacityLatenessDuration how long each lateness run on the filled instance sends
+ * @param runBudget the longest a kdelay throughput run, or the backlog of a lateness run at a rate
+ *     above kdelay's throughput, may take at the measured throughput
+ * @param fillBudget the longest filling the capacity instance may take at the intake rate the
+ *     bursts measured
+ * @param parts the parts to run, of {@link #PARTS}
+ */
+record Settings(
+    String mode,
+    int runs,
+    int throughputRecords,
+    long throughputDelayMs,
+    Duration latenessDuration,
+    long latenessLeadMs,
+    int latenessWindows,
+    List<Integer> fixedRates,
+    int maxRateAttempts,
+    double rateStep,
+    int burstTasks,
+    int capacityTasks,
+    Duration capacityLatenessDuration,
+    Duration runBudget,
+    Duration fillBudget,
+    Set<String> parts) {
+
+  /** The benchmark's parts, in the order they run. */
+  static final List<String> PARTS = List.of("throughput", "lateness", "burst", "capacity");
+
+  /** A few minutes on a 2-core machine. */
+  static Settings quick() {
+    return new Settings(
+        "quick",
+        3,
+        100_000,
+        2_000,
+        Duration.ofSeconds(10),
+        3_000,
+        2,
+        List.of(1_000, 5_000),
+        3,
+        0.8,
+        100_000,
+        200_000,
+        Duration.ofSeconds(10),
+        Duration.ofSeconds(10),
+        Duration.ofSeconds(30),
+        Set.copyOf(PARTS));
+  }
+
+  /** The figures the performance goals are judged by; about 25 minutes on a 2-core machine. */
+  static Settings full() {
+    return new Settings(
+        "full",
+        5,
+        500_000,
+        3_000,
+        Duration.ofSeconds(60),
+        3_000,
+        6,
+        List.of(1_000, 5_000),
+        5,
+        0.85,
+        100_000,
+        10_000_000,
+        Duration.ofSeconds(30),
+        Duration.ofSeconds(60),
+        Duration.ofMinutes(20),
+        Set.copyOf(PARTS));
+  }
+
+  /** Whether a part runs. */
+  boolean runs(String part) {
+    return parts.contains(part);
+  }
+
+  /** Records per kdelay throughput run: as many as the ceiling's, unless that busts the budget. */
+  int kdelayRecords(double kdelayPerSecond) {
+    long affordable = (long) (kdelayPerSecond * runBudget.toSeconds());
+    return (int)
+        Math.max(Math.min(throughputRecords, 500), Math.min(throughputRecords, affordable));
+  }
+
+  /**
+   * The delay of kdelay's throughput requests when its runs have {@code records}: the configured
+   * one, but none when the runs were cut short, since so few requests may all be taken in before
+   * the first is due, and then the run measures the delay instead of kdelay.
+   */
+  long kdelayDelayMs(int records) {
+    return records < throughputRecords ? 0 : throughputDelayMs;
+  }
+
+  /**
+   * How long a lateness run at {@code rate} sends: the full duration, unless the rate is above half
+   * kdelay's throughput (paced firing batches less than a backlog does, so it may drain at half the
+   * rate) and the backlog would take longer than the budget to drain.
+   */
+  Duration latenessDuration(Duration full, int rate, double kdelayPerSecond) {
+    double drain = kdelayPerSecond / 2;
+    if (rate <= drain) {
+      return full;
+    }
+    double seconds = runBudget.toSeconds() * drain / (rate - drain);
+    return Duration.ofMillis(Math.min(full.toMillis(), Math.max(1_000, (long) (seconds * 1000))));
+  }
+
+  /**
+   * Pending tasks for the capacity part: {@link #capacityTasks}, unless intake busts the budget.
+   */
+  int capacityTasks(double intakePerSecond) {
+    long affordable = (long) (intakePerSecond * fillBudget.toSeconds());
+    return (int) Math.max(Math.min(capacityTasks, 10_000), Math.min(capacityTasks, affordable));
+  }
+
+  /** These settings with another number of runs per figure. */
+  Settings withRuns(int count) {
+    return new Settings(
+        mode,
+        count,
+        throughputRecords,
+        throughputDelayMs,
+        latenessDuration,
+        latenessLeadMs,
+        latenessWindows,
+        fixedRates,
+        maxRateAttempts,
+        rateStep,
+        burstTasks,
+        capacityTasks,
+        capacityLatenessDuration,
+        runBudget,
+        fillBudget,
+        parts);
+  }
+
+  /** These settings with another number of records per throughput run. */
+  Settings withThroughputRecords(int records) {
+    return new Settings(
+        mode,
+        runs,
+        records,
+        throughputDelayMs,
+        latenessDuration,
+        latenessLeadMs,
+        latenessWindows,
+        fixedRates,
+        maxRateAttempts,
+        rateStep,
+        burstTasks,
+        capacityTasks,
+        capacityLatenessDuration,
+        runBudget,
+        fillBudget,
+        parts);
+  }
+
+  /** These settings with another number of pending tasks for the capacity part. */
+  Settings withCapacityTasks(int tasks) {
+    return new Settings(
+        mode,
+        runs,
+        throughputRecords,
+        throughputDelayMs,
+        latenessDuration,
+        latenessLeadMs,
+        latenessWindows,
+        fixedRates,
+        maxRateAttempts,
+        rateStep,
+        burstTasks,
+        tasks,
+        capacityLatenessDuration,
+        runBudget,
+        fillBudget,
+        parts);
+  }
+
+  /**
+   * These settings running only some parts.
+   *
+   * @throws IllegalArgumentException if a part is unknown
+   */
+  Settings withParts(Set<String> only) {
+    for (String part : only) {
+      if (!PARTS.contains(part)) {
+        throw new IllegalArgumentException("unknown part " + part + "; parts are " + PARTS);
+      }
+    }
+    return new Settings(
+        mode,
+        runs,
+        throughputRecords,
+        throughputDelayMs,
+        latenessDuration,
+        latenessLeadMs,
+        latenessWindows,
+        fixedRates,
+        maxRateAttempts,
+        rateStep,
+        burstTasks,
+        capacityTasks,
+        capacityLatenessDuration,
+        runBudget,
+        fillBudget,
+        Set.copyOf(only));
+  }
+}

@@ -1,0 +1,105 @@
+package dev.kdelay.benchmarks;
+
+import java.lang.management.ManagementFactory;
+import java.util.Locale;
+import java.util.Set;
+import javax.management.JMException;
+import javax.management.MBeanServer;
+import javax.management.MalformedObjectNameException;
+import javax.management.ObjectName;
+
+/**
+ * Counters of a Kafka Streams application, read from the JMX beans Kafka registers, so that they
+ * work for any application without a handle on its {@code KafkaStreams}: how many transactions it
+ * committed, how many records its producer sent and how long its stream threads waited for the
+ * producer's flush and the transaction commit. A run's deltas explain its throughput: records per
+ * transaction, produced records per input record, and the share of the run spent committing.
+ *
+ * @param commits commits of all stream threads
+ * @param processed records processed by all stream threads
+ * @param punctuations punctuations run
+ * @param sends records the stream threads' producers sent (output and changelogs)
+ * @param flushNanos time the producers spent in {@code flush()}
+ * @param commitNanos time spent in {@code sendOffsetsToTransaction} and {@code commitTransaction}
+ */
+record StreamsCounters(
+    long commits,
+    long processed,
+    long punctuations,
+    long sends,
+    long flushNanos,
+    long commitNanos) {
+
+  /** Reads the counters of this JVM. */
+  static StreamsCounters read() {
+    MBeanServer server = ManagementFactory.getPlatformMBeanServer();
+    return new StreamsCounters(
+        sum(server, "kafka.streams:type=stream-thread-metrics,*", "commit-total"),
+        sum(server, "kafka.streams:type=stream-thread-metrics,*", "process-total"),
+        sum(server, "kafka.streams:type=stream-thread-metrics,*", "punctuate-total"),
+        sum(server, "kafka.producer:type=producer-metrics,*", "record-send-total"),
+        sum(server, "kafka.producer:type=producer-metrics,*", "flush-time-ns-total"),
+        sum(server, "kafka.producer:type=producer-metrics,*", "txn-commit-time-ns-total")
+            + sum(
+                server,
+                "kafka.producer:type=producer-metrics,*",
+                "txn-send-offsets-time-ns-total"));
+  }
+
+  /** The protocol form: six numbers. */
+  String format() {
+    return String.format(
+        Locale.ROOT,
+        "%d %d %d %d %d %d",
+        commits,
+        processed,
+        punctuations,
+        sends,
+        flushNanos,
+        commitNanos);
+  }
+
+  /** Reads the protocol form. */
+  static StreamsCounters parse(String text) {
+    String[] f = text.trim().split(" ");
+    return new StreamsCounters(
+        Long.parseLong(f[0]),
+        Long.parseLong(f[1]),
+        Long.parseLong(f[2]),
+        Long.parseLong(f[3]),
+        Long.parseLong(f[4]),
+        Long.parseLong(f[5]));
+  }
+
+  /** What happened between {@code earlier} and this. */
+  StreamsCounters since(StreamsCounters earlier) {
+    return new StreamsCounters(
+        commits - earlier.commits,
+        processed - earlier.processed,
+        punctuations - earlier.punctuations,
+        sends - earlier.sends,
+        flushNanos - earlier.flushNanos,
+        commitNanos - earlier.commitNanos);
+  }
+
+  private static long sum(MBeanServer server, String pattern, String attribute) {
+    double total = 0;
+    Set<ObjectName> names;
+    try {
+      names = server.queryNames(new ObjectName(pattern), null);
+    } catch (MalformedObjectNameException e) {
+      throw new IllegalArgumentException(pattern, e);
+    }
+    for (ObjectName name : names) {
+      try {
+        Object value = server.getAttribute(name, attribute);
+        if (value instanceof Number number && !Double.isNaN(number.doubleValue())) {
+          total += number.doubleValue();
+        }
+      } catch (JMException e) {
+        // Kafka Streams registers two beans per thread; only one has the counters.
+      }
+    }
+    return (long) total;
+  }
+}

@@ -1,0 +1,158 @@
+package dev.kdelay.benchmarks;
+
+import java.time.Duration;
+import java.util.List;
+
+/** (1) the ceiling and (2) kdelay's throughput, end to end. */
+final class ThroughputSection {
+
+  /** The SPEC's goal: kdelay sustains at least this share of the ceiling. */
+  static final double GOAL_RATIO = 0.6;
+
+  private static final String COLUMNS = "  %-22s %-24s %-17s %-11s %-11s %-16s %-10s %-10s %s";
+
+  private final Settings settings;
+  private final int kdelayRecords;
+  private final List<Runs.Throughput> ceiling;
+  private final List<Runs.Throughput> kdelay;
+  private final double idleCeilingCores;
+  private final double idleKdelayCores;
+  private Runs.Throughput calibration;
+  private int calibrationSent;
+  private Duration calibrationLimit;
+
+  ThroughputSection(
+      Settings settings,
+      int kdelayRecords,
+      List<Runs.Throughput> ceiling,
+      List<Runs.Throughput> kdelay,
+      double idleCeilingCores,
+      double idleKdelayCores) {
+    this.settings = settings;
+    this.kdelayRecords = kdelayRecords;
+    this.ceiling = ceiling;
+    this.kdelay = kdelay;
+    this.idleCeilingCores = idleCeilingCores;
+    this.idleKdelayCores = idleKdelayCores;
+  }
+
+  /** The calibration run: a throwaway instance under a full backlog, for a limited time. */
+  ThroughputSection calibration(Runs.Throughput run, int sent, Duration limit) {
+    this.calibration = run;
+    this.calibrationSent = sent;
+    this.calibrationLimit = limit;
+    return this;
+  }
+
+  void write(Report report) {
+    report
+        .line(
+            "(1) ceiling and (2) kdelay throughput: records sent as fast as one producer goes,"
+                + " timed from the first send until")
+        .line(
+            "    the last is visible to the read_committed probe; kdelay's requests are due %,d ms"
+                + " after sending, so intake and firing overlap",
+            settings.throughputDelayMs());
+    if (kdelay.isEmpty()) {
+      report.line("    not measured").blank();
+      return;
+    }
+    if (kdelayRecords < settings.throughputRecords()) {
+      report.line(
+          "    kdelay's runs were cut to %,d records (the ceiling's have %,d): at its backlog rate"
+              + " %,d would take longer than the %d s budget.",
+          kdelayRecords,
+          settings.throughputRecords(),
+          settings.throughputRecords(),
+          settings.runBudget().toSeconds());
+      report.line(
+          "    So few could all be taken in before the first is due and measure the delay: they"
+              + " are due at once (delay 0) instead.");
+    }
+    Spread ratio = Report.ratios(kdelay, ceiling, Runs.Throughput::perSecond);
+    report
+        .line(
+            COLUMNS,
+            "",
+            "records/s",
+            "x ceiling",
+            "app CPU",
+            "broker CPU",
+            "records per",
+            "produced",
+            "commit",
+            "sending")
+        .line(COLUMNS, "", "", "", "ms/1k", "ms/1k", "transaction", "per record", "wait", "took s")
+        .text(row("(1) pass-through ceiling", ceiling, "1"))
+        .text(row("(2) kdelay", kdelay, ratio.format(2)))
+        .text(calibrationRow())
+        .line(
+            "  exactly once: %s; idle CPU between runs: ceiling %.3f cores, kdelay %.3f cores",
+            exactlyOnce(settings.throughputRecords(), ceiling)
+                + (exactlyOnce(kdelayRecords, kdelay).equals(exactlyOnce(0, List.of()))
+                    ? ""
+                    : " (ceiling); kdelay: " + exactlyOnce(kdelayRecords, kdelay)),
+            idleCeilingCores,
+            idleKdelayCores)
+        .line(
+            "  commit wait: share of the run the stream thread spent in the producer's flush and"
+                + " in the transaction commit")
+        .line(
+            "  goal: kdelay >= %.1f x ceiling: %s",
+            GOAL_RATIO, Report.verdict(ratio.median() >= GOAL_RATIO))
+        .blank();
+  }
+
+  private static String row(String name, List<Runs.Throughput> runs, String ratio) {
+    return String.format(
+        COLUMNS,
+        name,
+        Report.spread(runs, Runs.Throughput::perSecond).format(0),
+        ratio,
+        Report.spread(runs, Runs.Throughput::appCpuMsPerThousand).format(0),
+        Report.spread(runs, Runs.Throughput::brokerCpuMsPerThousand).format(0),
+        Report.spread(runs, Runs.Throughput::recordsPerCommit).format(0),
+        Report.spread(runs, Runs.Throughput::sendsPerRecord).format(1),
+        percent(Report.spread(runs, Runs.Throughput::commitShare).median()),
+        Report.spread(runs, Runs.Throughput::sendSeconds).format(1));
+  }
+
+  /**
+   * The calibration run as a row: kdelay under a backlog of a full run's records, which is where
+   * intake and firing overlap most; when kdelay's runs were cut short, their intake may end before
+   * the first task is due and their rate is bound by the delay, so this is the figure to read.
+   */
+  private String calibrationRow() {
+    if (calibration == null) {
+      return "";
+    }
+    String row =
+        row("(2) kdelay, backlog", List.of(calibration), "")
+            + String.format(
+                "%n  %-22s %,d sent at once, watched for at most %d s on a throwaway instance"
+                    + " (x ceiling: %.2f)",
+                "",
+                calibrationSent,
+                calibrationLimit.toSeconds(),
+                calibration.perSecond()
+                    / Report.spread(ceiling, Runs.Throughput::perSecond).median());
+    return row;
+  }
+
+  private static String percent(double share) {
+    return String.format("%.0f%%", 100 * share);
+  }
+
+  /** Whether every run saw every record once, as a phrase. */
+  static String exactlyOnce(int expected, List<Runs.Throughput> runs) {
+    long missing = 0;
+    long duplicates = 0;
+    for (Runs.Throughput run : runs) {
+      missing += expected - run.seen();
+      duplicates += run.duplicates();
+    }
+    return missing == 0 && duplicates == 0
+        ? "every record visible once in every run"
+        : String.format("%,d records missing, %,d duplicates", missing, duplicates);
+  }
+}
