@@ -41,5 +41,11 @@ public enum RejectionReason {
    */
   SUPERSEDED,
   /** The action does not apply to the schedule's current state (pausing a one-shot, say). */
-  NOT_APPLICABLE
+  NOT_APPLICABLE,
+  /**
+   * Not a request's fault: a stored task came due but could not be decoded (a corrupted state
+   * store, or state written by a newer kdelay). The dead letter carries the stored bytes, keyed by
+   * the schedule id, so that nothing is dropped silently and an operator can recover it.
+   */
+  UNREADABLE_TASK
 }

@@ -43,7 +43,8 @@ class RequestVectorsTest {
           RejectionReason.UNKNOWN_TOPIC,
           RejectionReason.TARGET_NOT_ALLOWED,
           RejectionReason.SUPERSEDED,
-          RejectionReason.NOT_APPLICABLE);
+          RejectionReason.NOT_APPLICABLE,
+          RejectionReason.UNREADABLE_TASK);
 
   static Stream<Arguments> vectors() {
     return allVectors().stream().map(v -> Arguments.of(v.get("name").asText(), v));

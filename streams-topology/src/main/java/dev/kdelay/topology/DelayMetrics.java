@@ -59,7 +59,7 @@ public interface DelayMetrics {
   /**
    * A task came due but its target topic (or partition) no longer exists; it was dead-lettered.
    *
-   * @param reason {@code UNKNOWN_TOPIC} or {@code BAD_PARTITION}
+   * @param reason {@code UNKNOWN_TOPIC}, {@code BAD_PARTITION} or {@code UNREADABLE_TASK}
    */
   default void taskUndeliverable(RejectionReason reason) {}
 

@@ -5,10 +5,13 @@ import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.TargetTopics;
+import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Fires due tasks on wall-clock time.
@@ -42,6 +45,8 @@ final class FirePunctuator implements Punctuator {
    */
   static final long MIN_FIRE_COMMIT_INTERVAL_MS = 20;
 
+  private static final Logger log = LoggerFactory.getLogger(FirePunctuator.class);
+
   private final ProcessorContext<Object, Object> context;
   private final TaskStore tasks;
   private final Schedules schedules;
@@ -51,7 +56,23 @@ final class FirePunctuator implements Punctuator {
   private final DelayMetrics metrics;
   private final PartitionState gauges;
   private final TaskStore.DueVisitor visitor = this::onDue;
-  private final Schedules.Firing firing = this::send;
+  private final Schedules.Firing firing =
+      new Schedules.Firing() {
+        @Override
+        public void fire(Record<FiredKey, byte[]> record) {
+          send(record);
+        }
+
+        @Override
+        public void unreadable(Record<byte[], byte[]> deadLetter) {
+          log.error(
+              "event=unreadable-task id={} due={} dead-lettered; the task store may be corrupt",
+              new String(deadLetter.key(), StandardCharsets.UTF_8),
+              deadLetter.timestamp());
+          context.forward(deadLetter, Names.DLQ_SINK);
+          metrics.taskUndeliverable(RejectionReason.UNREADABLE_TASK);
+        }
+      };
 
   // The punctuation in progress: its wall-clock time and the due time of the last entry handled.
   private long now;

@@ -2,6 +2,7 @@ package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Header;
@@ -55,6 +56,21 @@ final class OutputRecords {
     headers.add(DelayHeaders.ERROR, utf8(rejection.reason().name()));
     headers.add(DelayHeaders.ERROR_MESSAGE, utf8(rejection.message()));
     return new Record<>(fired.key().key(), fired.value(), fired.timestamp(), headers);
+  }
+
+  /**
+   * The dead letter of a stored task that cannot be decoded: the stored bytes keyed by the schedule
+   * id, timestamped with the due time, with the id, due time, code and message as headers.
+   */
+  static Record<byte[], byte[]> unreadable(String id, long dueMs, byte[] stored, String problem) {
+    Headers headers = new RecordHeaders();
+    headers.add(DelayHeaders.ID, utf8(id));
+    headers.add(DelayHeaders.DUE_AT, utf8(Long.toString(dueMs)));
+    headers.add(DelayHeaders.ERROR, utf8(RejectionReason.UNREADABLE_TASK.name()));
+    headers.add(
+        DelayHeaders.ERROR_MESSAGE,
+        utf8("the stored task cannot be decoded (" + problem + "); the value is its stored bytes"));
+    return new Record<>(utf8(id), stored, dueMs, headers);
   }
 
   static byte[] utf8(String text) {

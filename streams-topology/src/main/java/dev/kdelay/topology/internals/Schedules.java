@@ -64,10 +64,12 @@ final class Schedules {
     this.metrics = metrics;
   }
 
-  /** Receives the records a due entry fires. */
-  @FunctionalInterface
+  /** Receives what a due entry produces: fired records, or the dead letter of an unreadable one. */
   interface Firing {
     void fire(Record<FiredKey, byte[]> record);
+
+    /** Receives the dead letter of a stored task that cannot be decoded. */
+    void unreadable(Record<byte[], byte[]> deadLetter);
   }
 
   /**
@@ -234,7 +236,17 @@ final class Schedules {
     // The entry the id's state points at; anything else would be an orphan left by a bug.
     boolean owned =
         current != null && current.state() == State.SCHEDULED && current.dueMs() == key.dueMs();
-    StoredTask task = StoredTaskCodec.decode(value);
+    StoredTask task;
+    try {
+      task = StoredTaskCodec.decode(value);
+    } catch (IllegalArgumentException e) {
+      // Never crash the stream thread on it, and never drop it: dead-letter the stored bytes.
+      firing.unreadable(OutputRecords.unreadable(id, key.dueMs(), value, e.getMessage()));
+      if (owned) {
+        deleteEntry(id, current);
+      }
+      return;
+    }
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, 1));
       if (owned) {
