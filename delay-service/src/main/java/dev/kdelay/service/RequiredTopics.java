@@ -51,6 +51,7 @@ final class RequiredTopics {
     int requestsPartitions = ensure(config.requestsTopic(), config.topicPartitions());
     ensure(config.dlqTopic(), config.topicPartitions());
     int reroutePartitions = ensure(config.rerouteTopic(), requestsPartitions);
+    awaitLeaders(List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
     if (reroutePartitions != requestsPartitions) {
       throw new DelayServiceException(
           String.format(
@@ -86,6 +87,50 @@ final class RequiredTopics {
     } catch (TopicExistsException e) {
       // Another instance created it between our look and our create: use what it made.
       return partitionCount(topic).orElseThrow(() -> e);
+    }
+  }
+
+  /**
+   * Waits until every partition of the topics has a leader in the metadata a broker answers with.
+   *
+   * <p>A topic just created is committed by the controller before every broker has applied it. If
+   * Kafka Streams started then, its first rebalance could find a source topic missing from the
+   * metadata, fail its stream thread with {@code MissingSourceTopicException}, and the replacement
+   * thread would wait out the dead member's session timeout before the instance ran.
+   */
+  private void awaitLeaders(List<String> topics) {
+    long deadline = System.nanoTime() + timeout.toNanos();
+    long backoffMs = 10;
+    while (!haveLeaders(topics)) {
+      if (System.nanoTime() - deadline > 0) {
+        throw new DelayServiceException(
+            "The topics "
+                + topics
+                + " have partitions without a leader after "
+                + timeout.toSeconds()
+                + " s; check the brokers");
+      }
+      sleep(backoffMs);
+      backoffMs = Math.min(backoffMs * 2, 500);
+    }
+  }
+
+  private boolean haveLeaders(List<String> topics) {
+    try {
+      return await(admin.describeTopics(topics).allTopicNames()).values().stream()
+          .flatMap(description -> description.partitions().stream())
+          .allMatch(partition -> partition.leader() != null && !partition.leader().isEmpty());
+    } catch (UnknownTopicOrPartitionException e) {
+      return false; // not in this broker's metadata yet
+    }
+  }
+
+  private static void sleep(long millis) {
+    try {
+      Thread.sleep(millis);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DelayServiceException("Interrupted while waiting for topics", e);
     }
   }
 
