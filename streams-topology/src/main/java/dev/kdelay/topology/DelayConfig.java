@@ -84,8 +84,16 @@ public final class DelayConfig extends AbstractConfig {
 
   public static final String COMMIT_INTERVAL_CONFIG = "delay.commit.interval.ms";
   private static final String COMMIT_INTERVAL_DOC =
-      "Kafka Streams commit interval for request intake. Fired records do not wait for it: a"
-          + " punctuation that fired anything asks for a commit at once.";
+      "Kafka Streams commit interval for request intake. Fired records need not wait for it: see"
+          + " delay.fire.commit.interval.ms.";
+
+  public static final String FIRE_COMMIT_INTERVAL_CONFIG = "delay.fire.commit.interval.ms";
+  private static final String FIRE_COMMIT_INTERVAL_DOC =
+      "Fewest milliseconds between two commits a stream thread asks for after firing. A fired"
+          + " record becomes visible to read_committed consumers when its transaction commits, so"
+          + " a quiet instance commits at once after a fire; under load every commit costs a"
+          + " transaction round trip, so fires within this interval share one. At or above"
+          + " delay.commit.interval.ms, fires simply wait for the regular commit.";
 
   public static final String POLL_CONFIG = "delay.poll.ms";
   private static final String POLL_DOC =
@@ -229,6 +237,13 @@ public final class DelayConfig extends AbstractConfig {
               atLeast(1),
               Importance.MEDIUM,
               MAX_FIRES_PER_PUNCTUATION_DOC)
+          .define(
+              FIRE_COMMIT_INTERVAL_CONFIG,
+              Type.LONG,
+              20L,
+              between(0, 60_000),
+              Importance.MEDIUM,
+              FIRE_COMMIT_INTERVAL_DOC)
           .define(
               COMMIT_INTERVAL_CONFIG,
               Type.LONG,
@@ -433,6 +448,11 @@ public final class DelayConfig extends AbstractConfig {
 
   public Duration punctuateInterval() {
     return Duration.ofMillis(getLong(PUNCTUATE_INTERVAL_CONFIG));
+  }
+
+  /** Fewest milliseconds between two commits a stream thread asks for after firing. */
+  public long fireCommitIntervalMs() {
+    return getLong(FIRE_COMMIT_INTERVAL_CONFIG);
   }
 
   public int maxFiresPerPunctuation() {

@@ -39,12 +39,6 @@ import org.slf4j.LoggerFactory;
  */
 final class FirePunctuator implements Punctuator {
 
-  /**
-   * Fewest milliseconds between two commits a stream thread asks for after firing: a quiet instance
-   * commits at once, a busy one batches its fires into one transaction per interval.
-   */
-  static final long MIN_FIRE_COMMIT_INTERVAL_MS = 20;
-
   private static final Logger log = LoggerFactory.getLogger(FirePunctuator.class);
 
   private final ProcessorContext<Object, Object> context;
@@ -52,7 +46,7 @@ final class FirePunctuator implements Punctuator {
   private final Schedules schedules;
   private final TargetTopics targetTopics;
   private final int maxFires;
-  private final FireCommits commits = new FireCommits(MIN_FIRE_COMMIT_INTERVAL_MS);
+  private final FireCommits commits;
   private final DelayMetrics metrics;
   private final PartitionState gauges;
   private final TaskStore.DueVisitor visitor = this::onDue;
@@ -84,6 +78,7 @@ final class FirePunctuator implements Punctuator {
       Schedules schedules,
       TargetTopics targetTopics,
       int maxFires,
+      long fireCommitIntervalMs,
       DelayMetrics metrics,
       PartitionState gauges) {
     this.context = context;
@@ -91,6 +86,7 @@ final class FirePunctuator implements Punctuator {
     this.schedules = schedules;
     this.targetTopics = targetTopics;
     this.maxFires = maxFires;
+    this.commits = new FireCommits(fireCommitIntervalMs);
     this.metrics = metrics;
     this.gauges = gauges;
   }

@@ -108,6 +108,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             schedules,
             targetTopics,
             config.maxFiresPerPunctuation(),
+            config.fireCommitIntervalMs(),
             metrics,
             gauges));
     if (!gauges.countSome(scheduleStore, COUNT_STEP)) {

@@ -48,7 +48,8 @@ import org.rocksdb.WriteOptions;
  * so compaction reclaims them without reading their tombstones.
  *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
- * log is off, {@link #commit(Map)} persists memtables before Kafka Streams writes its checkpoint.
+ * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint (see {@link
+ * #commit(Map)}).
  *
  * <p>Written by one thread at a time (the stream thread that owns the task, or the thread restoring
  * it). Interactive queries may read from other threads: RocksDB reads are thread-safe, and only a
@@ -74,6 +75,9 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
   private WriteOptions writeOptions;
   private RocksDBConfigSetter configSetter;
   private volatile boolean open;
+
+  /** Whether {@link #commit} persists the memtables: at least once only (see there). */
+  private boolean flushOnCommit = true;
 
   /** Every key strictly below this one is deleted. Volatile: queries on other threads read it. */
   private volatile byte[] lowWater = BELOW_EVERYTHING;
@@ -119,6 +123,9 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     } catch (IOException e) {
       throw new ProcessorStateException("cannot create state directory " + dir, e);
     }
+    flushOnCommit =
+        !StreamsConfig.EXACTLY_ONCE_V2.equals(
+            String.valueOf(configs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
     options = defaultOptions();
     configSetter = configSetter(configs);
     if (configSetter != null) {
@@ -276,11 +283,26 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
   }
 
   /**
-   * Persists the memtables before Kafka Streams records the changelog offsets (the write-ahead log
-   * is off; the changelog is the log).
+   * Persists the memtables when Kafka Streams may record changelog offsets right after: the
+   * write-ahead log is off (the changelog is the log), so a checkpoint naming an offset must find
+   * everything up to it on disk.
+   *
+   * <p>Under exactly-once Kafka Streams writes a checkpoint only when it closes the store (after an
+   * unclean stop it finds none, wipes the store and restores it from the changelog), and {@link
+   * #close} persists the memtables itself. So an exactly-once commit skips the flush: flushing at
+   * every commit wrote one small SST file per task per commit, and the stream thread waited for
+   * each, which at a commit every few milliseconds made the flushes the bottleneck of firing. At
+   * least once, Kafka Streams may checkpoint at any commit, so every commit flushes.
    */
   @Override
   public void commit(Map<TopicPartition, Long> changelogOffsets) {
+    if (!flushOnCommit) {
+      return;
+    }
+    persistMemtables();
+  }
+
+  private void persistMemtables() {
     try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
       db.flush(flush);
     } catch (RocksDBException e) {
@@ -297,12 +319,17 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     for (BucketedIterator iterator : List.copyOf(openIterators)) {
       iterator.close();
     }
-    db.close();
-    if (configSetter != null) {
-      configSetter.close(name, options);
+    try {
+      persistMemtables(); // before Kafka Streams writes the checkpoint that names the changelog
+      // offset
+    } finally {
+      db.close();
+      if (configSetter != null) {
+        configSetter.close(name, options);
+      }
+      writeOptions.close();
+      options.close();
     }
-    writeOptions.close();
-    options.close();
   }
 
   @Override

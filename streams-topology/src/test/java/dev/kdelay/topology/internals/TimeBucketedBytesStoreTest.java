@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.KeyValue;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -107,6 +108,39 @@ class TimeBucketedBytesStoreTest {
     // then: it starts past the fired entries and steps over none of their tombstones
     assertThat(next).extracting(e -> TaskKey.fromBytes(e.key).id()).containsExactly("pending");
     assertThat(tombstonesStepped).isZero();
+  }
+
+  @Test
+  void shouldLeaveMemtablesInMemoryOnAnExactlyOnceCommitAndPersistThemOnClose() throws Exception {
+    // given: a store of an exactly-once application
+    store.close();
+    Map<String, Object> eos =
+        Map.of(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
+    store = new TimeBucketedBytesStore("tasks", MINUTE);
+    store.openDb(dir.toFile(), eos);
+    store.put(TaskKey.fire(1, "a").toBytes(), value("v"));
+
+    // when
+    store.commit(Map.of());
+
+    // then: no flush, so no SST file per commit; closing persists what the memtables held
+    assertThat(store.db().getProperty("rocksdb.num-files-at-level0")).isEqualTo("0");
+    store.close();
+    store = new TimeBucketedBytesStore("tasks", MINUTE);
+    store.openDb(dir.toFile(), eos);
+    assertThat(store.get(TaskKey.fire(1, "a").toBytes())).isEqualTo(value("v"));
+  }
+
+  @Test
+  void shouldPersistMemtablesOnAnAtLeastOnceCommit() throws Exception {
+    // given: at least once, where Kafka Streams may checkpoint after any commit
+    store.put(TaskKey.fire(1, "a").toBytes(), value("v"));
+
+    // when
+    store.commit(Map.of());
+
+    // then
+    assertThat(store.db().getProperty("rocksdb.num-files-at-level0")).isEqualTo("1");
   }
 
   @Test
