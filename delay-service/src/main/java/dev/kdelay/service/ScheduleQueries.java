@@ -103,8 +103,9 @@ final class ScheduleQueries {
     if (view.status() == ScheduleView.Status.UNKNOWN) {
       json.put(
           "message",
-          "kdelay holds nothing for this id: never scheduled, a one-shot that fired, a recurring"
-              + " schedule that ended, or a cancel older than delay.cancel.retention.ms");
+          "kdelay holds nothing for this id: never scheduled, a one-shot that fired longer ago"
+              + " than delay.fired.retention.ms, a recurring schedule that ended, or a cancel"
+              + " older than delay.cancel.retention.ms");
       return ApiResponse.json(404, json);
     }
     return ApiResponse.json(200, json);

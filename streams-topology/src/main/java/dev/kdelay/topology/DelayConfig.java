@@ -139,6 +139,13 @@ public final class DelayConfig extends AbstractConfig {
       "How long a cancel is remembered, so that an older schedule for the same id arriving late"
           + " (from a client with another partitioner) cannot revive it.";
 
+  public static final String FIRED_RETENTION_CONFIG = "delay.fired.retention.ms";
+  private static final String FIRED_RETENTION_DOC =
+      "How long a fired one-shot task is remembered: its status reads 'fired', and an older"
+          + " schedule for the same id arriving late (from a client with another partitioner) is"
+          + " dead-lettered as SUPERSEDED instead of firing again. 0 forgets it at once, which"
+          + " saves two changelog writes per task.";
+
   public static final String MISFIRE_THRESHOLD_CONFIG = "delay.misfire.threshold.ms";
   private static final String MISFIRE_THRESHOLD_DOC =
       "How late an occurrence of a recurring schedule may come due before it counts as missed"
@@ -317,6 +324,13 @@ public final class DelayConfig extends AbstractConfig {
               Importance.LOW,
               CANCEL_RETENTION_DOC)
           .define(
+              FIRED_RETENTION_CONFIG,
+              Type.LONG,
+              Duration.ofHours(1).toMillis(),
+              atLeast(0),
+              Importance.LOW,
+              FIRED_RETENTION_DOC)
+          .define(
               MISFIRE_THRESHOLD_CONFIG,
               Type.LONG,
               Duration.ofSeconds(60).toMillis(),
@@ -473,6 +487,11 @@ public final class DelayConfig extends AbstractConfig {
 
   public long cancelRetentionMs() {
     return getLong(CANCEL_RETENTION_CONFIG);
+  }
+
+  /** How long a fired one-shot task is remembered; 0 forgets it at once. */
+  public long firedRetentionMs() {
+    return getLong(FIRED_RETENTION_CONFIG);
   }
 
   public long misfireThresholdMs() {

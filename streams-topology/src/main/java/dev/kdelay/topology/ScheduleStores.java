@@ -70,7 +70,9 @@ public final class ScheduleStores {
       }
       ScheduleEntry entry = ScheduleEntry.fromBytes(raw);
       view = view(id, entry, tasks);
-      if (view.status() == Status.CANCELLED || view.task().isPresent()) {
+      if (view.status() == Status.CANCELLED
+          || view.status() == Status.FIRED
+          || view.task().isPresent()) {
         return view;
       }
       // The task fired (or moved to its next occurrence) between the two reads: read again.
@@ -99,6 +101,13 @@ public final class ScheduleStores {
           new ScheduleView(
               id,
               Status.CANCELLED,
+              OptionalLong.empty(),
+              OptionalLong.of(entry.dueMs()),
+              Optional.empty());
+      case FIRED ->
+          new ScheduleView(
+              id,
+              Status.FIRED,
               OptionalLong.empty(),
               OptionalLong.of(entry.dueMs()),
               Optional.empty());

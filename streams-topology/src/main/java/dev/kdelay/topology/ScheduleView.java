@@ -8,15 +8,15 @@ import java.util.OptionalLong;
 /**
  * What kdelay holds for one schedule id, as {@link ScheduleStores#view} reads it.
  *
- * <p>kdelay forgets an id once nothing more can happen to it: a one-shot that fired, a recurring
- * schedule that ended, a cancel whose retention passed. Those, and ids never seen, are {@link
- * Status#UNKNOWN}: remembering fired ids would cost a write per fire.
+ * <p>kdelay remembers a fired one-shot for {@code delay.fired.retention.ms} and a cancel for {@code
+ * delay.cancel.retention.ms}, then forgets the id; a recurring schedule is forgotten when it ends.
+ * Those, and ids never seen, are {@link Status#UNKNOWN}.
  *
  * @param id the schedule id
  * @param status where the schedule stands
  * @param nextDueMs for {@link Status#PENDING}: when it fires next, epoch milliseconds
- * @param forgottenAtMs for {@link Status#CANCELLED}: when the cancel is forgotten and the id
- *     becomes {@link Status#UNKNOWN}, epoch milliseconds
+ * @param forgottenAtMs for {@link Status#CANCELLED} and {@link Status#FIRED}: when the id is
+ *     forgotten and becomes {@link Status#UNKNOWN}, epoch milliseconds
  * @param task for {@link Status#PENDING} and {@link Status#PAUSED}: the stored task, with its
  *     target, payload, carried headers, timing and the number of the occurrence it fires as next
  */
@@ -35,7 +35,12 @@ public record ScheduleView(
     PAUSED,
     /** Cancelled; remembered for {@code delay.cancel.retention.ms}. */
     CANCELLED,
-    /** Nothing is held: never seen, fired (one-shot), ended (recurring), or cancelled long ago. */
+    /** A one-shot that fired; remembered for {@code delay.fired.retention.ms}. */
+    FIRED,
+    /**
+     * Nothing is held: never seen, a one-shot that fired longer ago than the fired retention, a
+     * recurring schedule that ended, or a cancel longer ago than the cancel retention.
+     */
     UNKNOWN
   }
 

@@ -162,8 +162,14 @@ class DelayMetricsTest {
 
   @Test
   void shouldReportOverdueSinceWhileABacklogWaitsAndClearItWhenDrained() {
-    // given: five tasks due at once, two fires per punctuation
-    start(Map.of(DelayConfig.MAX_FIRES_PER_PUNCTUATION_CONFIG, 2));
+    // given: five tasks due at once, two fires per punctuation; fired tasks forgotten at once, so
+    // that no marker's expiry shows as the next due time
+    start(
+        Map.of(
+            DelayConfig.MAX_FIRES_PER_PUNCTUATION_CONFIG,
+            2,
+            DelayConfig.FIRED_RETENTION_CONFIG,
+            0L));
     Instant due = START.plusSeconds(1);
     for (int i = 0; i < 5; i++) {
       delay.scheduleAt("task-" + i, due);

@@ -366,14 +366,61 @@ class DelayTopologyTest {
   }
 
   @Test
-  void shouldForgetAFiredScheduleSoTheStoresStayBounded() {
+  void shouldForgetAFiredScheduleAfterItsRetentionSoTheStoresStayBounded() {
+    // given: fired tasks remembered for 10 s
+    delay.close();
+    delay = new DelayDriver(stateDir, Map.of(DelayConfig.FIRED_RETENTION_CONFIG, 10_000L));
     for (int i = 0; i < 100; i++) {
       delay.scheduleAt("bounded-" + i, START.plusSeconds(1 + i), "v");
     }
-    delay.advanceTo(START.plusSeconds(200));
+
+    // when: all fired (due 1 s to 100 s after the start), the last one 6 s ago
+    delay.advanceTo(START.plusSeconds(106));
+
+    // then: those fired less than 10 s ago (due at 97 s to 100 s) are remembered, the others not
     assertThat(delay.fired()).hasSize(100);
+    assertThat(countEntries(DelayTopology.SCHEDULES_STORE)).isEqualTo(4);
+
+    // and when every retention passed, nothing is left
+    delay.advanceTo(START.plusSeconds(120));
     assertThat(countEntries(DelayTopology.SCHEDULES_STORE)).isZero();
     assertThat(countEntries(DelayTopology.TASKS_STORE)).isZero();
+  }
+
+  @Test
+  void shouldForgetAFiredScheduleAtOnceWhenTheFiredRetentionIsZero() {
+    delay.close();
+    delay = new DelayDriver(stateDir, Map.of(DelayConfig.FIRED_RETENTION_CONFIG, 0L));
+    delay.scheduleAt("once", START.plusSeconds(1), "v");
+    delay.advanceTo(START.plusSeconds(2));
+    assertThat(delay.fired()).hasSize(1);
+    assertThat(countEntries(DelayTopology.SCHEDULES_STORE)).isZero();
+    assertThat(countEntries(DelayTopology.TASKS_STORE)).isZero();
+  }
+
+  @Test
+  void shouldSupersedeAnOlderScheduleThatArrivesAfterItsIdFired() {
+    // given: a task that fired
+    delay.scheduleAt("late", START.plusSeconds(1), "first");
+    delay.advanceTo(START.plusSeconds(2));
+    assertThat(delay.fired()).hasSize(1);
+
+    // when: an older schedule for the id arrives late (it took the reroute topic's detour)
+    delay.request(
+        bytes("late"),
+        bytes("stale"),
+        START.minusSeconds(1),
+        header(DelayHeaders.TARGET_TOPIC, DelayDriver.TARGET),
+        header(DelayHeaders.AFTER, "0"));
+    // and a newer one re-uses the id
+    delay.scheduleAt("late", START.plusSeconds(3), "second");
+    delay.advanceTo(START.plusSeconds(4));
+
+    // then: the stale one is dead-lettered, the newer one fires
+    assertThat(delay.deadLetters())
+        .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+        .containsExactly("SUPERSEDED");
+    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("second");
   }
 
   private long countEntries(String store) {

@@ -11,6 +11,7 @@ import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.ScheduleView.Status;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
@@ -104,16 +105,25 @@ class ScheduleStoresTest {
   }
 
   @Test
-  void shouldViewUnknownWhenAOneShotHasFiredOrTheIdWasNeverSeen() {
+  void shouldViewFiredWhenAOneShotHasFiredAndUnknownWhenTheIdWasNeverSeen() {
     // given
     delay.scheduleAt("once", START.plusSeconds(1));
     delay.advanceTo(START.plusSeconds(2));
 
-    // when / then
+    // when
+    ScheduleView fired = ScheduleStores.view(schedules, tasks, "once");
+
+    // then: remembered for the fired retention (1 h by default) from the fire
     assertThat(delay.fired()).hasSize(1);
-    assertThat(ScheduleStores.view(schedules, tasks, "once"))
-        .isEqualTo(ScheduleView.unknown("once"));
-    assertThat(ScheduleStores.view(schedules, tasks, "never").status()).isEqualTo(Status.UNKNOWN);
+    assertThat(fired.status()).isEqualTo(Status.FIRED);
+    assertThat(fired.forgottenAtMs().getAsLong())
+        .isBetween(
+            START.plusSeconds(1).plus(Duration.ofHours(1)).toEpochMilli(),
+            START.plusSeconds(2).plus(Duration.ofHours(1)).toEpochMilli());
+    assertThat(fired.nextDueMs()).isEmpty();
+    assertThat(fired.task()).isEmpty();
+    assertThat(ScheduleStores.view(schedules, tasks, "never"))
+        .isEqualTo(ScheduleView.unknown("never"));
   }
 
   @Test

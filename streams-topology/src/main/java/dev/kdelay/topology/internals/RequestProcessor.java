@@ -98,7 +98,13 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.gauges = new PartitionState(context.taskId().partition());
     this.schedules =
         new Schedules(
-            tasks, scheduleStore, config.cancelRetentionMs(), recurrence, gauges, metrics);
+            tasks,
+            scheduleStore,
+            config.cancelRetentionMs(),
+            config.firedRetentionMs(),
+            recurrence,
+            gauges,
+            metrics);
     context.schedule(
         config.punctuateInterval(),
         PunctuationType.WALL_CLOCK_TIME,

@@ -32,7 +32,9 @@ public record ScheduleEntry(State state, long dueMs, long requestMs) {
     /** A recurring schedule that does not fire until resumed. */
     PAUSED,
     /** Cancelled; the marker stays until its retention passes, to order late requests. */
-    CANCELLED
+    CANCELLED,
+    /** A one-shot that fired; the marker stays until its retention passes, as a cancel's does. */
+    FIRED
   }
 
   /** The binary form. */

@@ -45,6 +45,7 @@ final class Schedules {
   private final TaskStore tasks;
   private final KeyValueStore<Bytes, byte[]> entries;
   private final long cancelRetentionMs;
+  private final long firedRetentionMs;
   private final Recurrence recurrence;
   private final PartitionState gauges;
   private final DelayMetrics metrics;
@@ -53,12 +54,14 @@ final class Schedules {
       TaskStore tasks,
       KeyValueStore<Bytes, byte[]> entries,
       long cancelRetentionMs,
+      long firedRetentionMs,
       Recurrence recurrence,
       PartitionState gauges,
       DelayMetrics metrics) {
     this.tasks = tasks;
     this.entries = entries;
     this.cancelRetentionMs = cancelRetentionMs;
+    this.firedRetentionMs = firedRetentionMs;
     this.recurrence = recurrence;
     this.gauges = gauges;
     this.metrics = metrics;
@@ -129,7 +132,7 @@ final class Schedules {
     long expiry = nowMs + cancelRetentionMs;
     tasks.put(new TaskKey(expiry, TaskKey.KIND_EXPIRE, id), EXPIRY_VALUE);
     putEntry(id, current, new ScheduleEntry(State.CANCELLED, expiry, requestMs));
-    if (current != null && current.state() != State.CANCELLED) {
+    if (current != null && current.state() != State.CANCELLED && current.state() != State.FIRED) {
       metrics.taskCancelled();
     }
     return Optional.empty();
@@ -138,6 +141,9 @@ final class Schedules {
   private Optional<Rejection> pause(String id, ScheduleEntry current, long requestMs) {
     if (current == null || current.state() == State.CANCELLED) {
       return rejection(RejectionReason.NOT_APPLICABLE, "pause: no schedule has this id");
+    }
+    if (current.state() == State.FIRED) {
+      return rejection(RejectionReason.NOT_APPLICABLE, "pause: this one-shot task already fired");
     }
     if (current.state() == State.PAUSED) {
       putEntry(id, current, new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs));
@@ -163,6 +169,9 @@ final class Schedules {
   private Optional<Rejection> resume(String id, ScheduleEntry current, long requestMs, long nowMs) {
     if (current == null || current.state() == State.CANCELLED) {
       return rejection(RejectionReason.NOT_APPLICABLE, "resume: no schedule has this id");
+    }
+    if (current.state() == State.FIRED) {
+      return rejection(RejectionReason.NOT_APPLICABLE, "resume: this one-shot task already fired");
     }
     if (current.state() == State.SCHEDULED) {
       byte[] pending = tasks.get(TaskKey.fire(current.dueMs(), id));
@@ -194,7 +203,7 @@ final class Schedules {
         switch (current.state()) {
           case SCHEDULED -> TaskKey.fire(current.dueMs(), id);
           case PAUSED -> TaskKey.paused(id);
-          case CANCELLED -> new TaskKey(current.dueMs(), TaskKey.KIND_EXPIRE, id);
+          case CANCELLED, FIRED -> new TaskKey(current.dueMs(), TaskKey.KIND_EXPIRE, id);
         });
   }
 
@@ -228,7 +237,9 @@ final class Schedules {
     String id = key.id();
     ScheduleEntry current = entry(id);
     if (key.kind() == TaskKey.KIND_EXPIRE) {
-      if (current != null && current.state() == State.CANCELLED && current.dueMs() == key.dueMs()) {
+      if (current != null
+          && (current.state() == State.CANCELLED || current.state() == State.FIRED)
+          && current.dueMs() == key.dueMs()) {
         deleteEntry(id, current);
       }
       return;
@@ -250,7 +261,7 @@ final class Schedules {
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, 1));
       if (owned) {
-        deleteEntry(id, current);
+        forgetFired(id, current, nowMs);
       }
       return;
     }
@@ -274,6 +285,20 @@ final class Schedules {
         step.next().getAsLong(),
         new StoredTask(task.schedule(), occurrence),
         current.requestMs());
+  }
+
+  /**
+   * After a one-shot fired: remembers it for the fired retention, as a cancel is remembered, or
+   * forgets it at once when the retention is 0.
+   */
+  private void forgetFired(String id, ScheduleEntry current, long nowMs) {
+    if (firedRetentionMs == 0) {
+      deleteEntry(id, current);
+      return;
+    }
+    long expiry = nowMs + firedRetentionMs;
+    tasks.put(new TaskKey(expiry, TaskKey.KIND_EXPIRE, id), EXPIRY_VALUE);
+    putEntry(id, current, new ScheduleEntry(State.FIRED, expiry, current.requestMs()));
   }
 
   private ScheduleEntry entry(String id) {
