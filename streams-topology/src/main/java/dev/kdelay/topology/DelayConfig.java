@@ -566,6 +566,10 @@ public final class DelayConfig extends AbstractConfig {
     // Fired records must reach read_committed consumers quickly: do not let the producer linger.
     props.put(StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG), 0);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
+    // A crashed instance's tasks fire late by at least the session timeout, until the group gives
+    // its partitions to the others: 10 s instead of the consumer's 45 s default.
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
+    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 3_000);
     props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);
     props.put(
         BoundedMemoryRocksDbConfig.BLOCK_CACHE_BYTES_CONFIG,
