@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
+import dev.kdelay.topology.LogValues;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -199,7 +200,7 @@ final class AdminApi {
     log.info(
         "event=admin-request action={} id={} partition={} offset={}",
         action.wireName(),
-        id,
+        LogValues.quote(id),
         written.partition(),
         written.offset());
     Map<String, Object> body = new LinkedHashMap<>();

@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopics;
 import java.time.Duration;
 import java.util.List;
@@ -86,10 +87,13 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
       if (e.getCause() instanceof UnknownTopicOrPartitionException) {
         return ABSENT;
       }
-      log.warn("event=target-topic-lookup-failed topic={} error=\"{}\"", topic, e.getCause());
+      log.warn(
+          "event=target-topic-lookup-failed topic={} error={}",
+          LogValues.quote(topic),
+          LogValues.quote(e.getCause()));
       return UNKNOWN;
     } catch (TimeoutException e) {
-      log.warn("event=target-topic-lookup-timeout topic={}", topic);
+      log.warn("event=target-topic-lookup-timeout topic={}", LogValues.quote(topic));
       return UNKNOWN;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();

@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
+import dev.kdelay.topology.LogValues;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -286,9 +287,9 @@ public final class DelayService implements AutoCloseable {
       return InetAddress.getLocalHost().getHostName();
     } catch (UnknownHostException e) {
       log.warn(
-          "event=host-name-unknown error=\"{}\"; advertising localhost, set"
-              + " delay.http.advertised.host",
-          e.toString());
+          "event=host-name-unknown error={} advertised=localhost hint=\"set"
+              + " delay.http.advertised.host\"",
+          LogValues.quote(e));
       return "localhost";
     }
   }

@@ -2,6 +2,7 @@ package dev.kdelay.service;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.kdelay.topology.LogValues;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -102,14 +103,14 @@ final class HttpEndpoint implements AutoCloseable {
       } catch (RuntimeException e) {
         log.warn(
             "event=http-failed method={} path={}",
-            exchange.getRequestMethod(),
-            exchange.getRequestURI().getRawPath(),
+            LogValues.quote(exchange.getRequestMethod()),
+            LogValues.quote(exchange.getRequestURI().getRawPath()),
             e);
         response = ApiResponse.error(500, "INTERNAL", e.toString());
       }
       write(exchange, response);
     } catch (IOException e) {
-      log.debug("event=http-write-failed error=\"{}\"", e.toString());
+      log.debug("event=http-write-failed error={}", LogValues.quote(e));
     } finally {
       exchange.close();
     }

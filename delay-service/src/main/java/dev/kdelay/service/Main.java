@@ -85,7 +85,7 @@ public final class Main {
     try {
       code = new Main(System.getenv(), System.out, System.err).execute(Arrays.asList(args));
     } catch (RuntimeException e) {
-      LoggerFactory.getLogger(Main.class).error("kdelay failed", e);
+      LoggerFactory.getLogger(Main.class).error("event=failed", e);
       code = FAILED;
     }
     // Exit explicitly: Kafka client threads must not keep a failed process alive.
@@ -149,7 +149,7 @@ public final class Main {
     service.start();
     try {
       if (service.awaitTermination() == KafkaStreams.State.ERROR) {
-        LoggerFactory.getLogger(Main.class).error("Kafka Streams stopped on an error; exiting");
+        LoggerFactory.getLogger(Main.class).error("event=streams-failed exit=1");
         service.close();
         return FAILED;
       }

@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import dev.kdelay.topology.LogValues;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -40,14 +41,17 @@ final class ReplaceThreadHandler implements StreamsUncaughtExceptionHandler {
     }
     if (failures.size() > maxFailures) {
       log.error(
-          "Stream thread {} failed {} times within {} s; shutting down",
-          Thread.currentThread().getName(),
+          "event=stream-thread-failed thread={} failures={} window_s={} response=shutdown-client",
+          LogValues.quote(Thread.currentThread().getName()),
           failures.size(),
           window.toSeconds(),
           exception);
       return StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
     }
-    log.error("Stream thread {} failed; replacing it", Thread.currentThread().getName(), exception);
+    log.error(
+        "event=stream-thread-failed thread={} response=replace-thread",
+        LogValues.quote(Thread.currentThread().getName()),
+        exception);
     return StreamThreadExceptionResponse.REPLACE_THREAD;
   }
 }

@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import dev.kdelay.schemas.Action;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.PartitionGauges;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;
@@ -373,7 +374,10 @@ final class ServiceMetrics implements DelayMetrics, AutoCloseable {
         closeable.close();
       } catch (Exception e) {
         // Closing metrics must not keep the service from stopping.
-        log.warn("event=metrics-close-failed binder={} error=\"{}\"", closeable, e.toString());
+        log.warn(
+            "event=metrics-close-failed binder={} error={}",
+            LogValues.quote(closeable.getClass().getName()),
+            LogValues.quote(e));
       }
     }
     registry.close();

@@ -570,6 +570,8 @@ public final class DelayConfig extends AbstractConfig {
     // its partitions to the others: 10 s instead of the consumer's 45 s default.
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 3_000);
+    // kdelay has no global stores; Kafka Streams 4.3 warns at every start until this is set.
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
     props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);
     props.put(
         BoundedMemoryRocksDbConfig.BLOCK_CACHE_BYTES_CONFIG,

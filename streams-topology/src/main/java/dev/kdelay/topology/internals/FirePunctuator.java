@@ -1,12 +1,15 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -61,7 +64,7 @@ final class FirePunctuator implements Punctuator {
         public void unreadable(Record<byte[], byte[]> deadLetter) {
           log.error(
               "event=unreadable-task id={} due={} dead-lettered; the task store may be corrupt",
-              new String(deadLetter.key(), StandardCharsets.UTF_8),
+              LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
               deadLetter.timestamp());
           context.forward(deadLetter, Names.DLQ_SINK);
           metrics.taskUndeliverable(RejectionReason.UNREADABLE_TASK);
@@ -125,6 +128,13 @@ final class FirePunctuator implements Punctuator {
       // it goes to the dead-letter topic with its fired headers and the reason.
       context.forward(OutputRecords.undeliverable(record, undeliverable.get()), Names.DLQ_SINK);
       metrics.taskUndeliverable(undeliverable.get().reason());
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "event=undeliverable id={} topic={} reason={}",
+            scheduleId(record),
+            LogValues.quote(record.key().topic()),
+            undeliverable.get().reason());
+      }
       return;
     }
     String sink =
@@ -133,7 +143,23 @@ final class FirePunctuator implements Punctuator {
             : Names.FIRE_PARTITIONED_SINK;
     context.forward(record, sink);
     // The record's timestamp is its due time.
-    metrics.taskFired(Math.max(0, now - record.timestamp()));
+    long lateMs = Math.max(0, now - record.timestamp());
+    metrics.taskFired(lateMs);
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "event=fired id={} topic={} due={} late_ms={}",
+          scheduleId(record),
+          LogValues.quote(record.key().topic()),
+          record.timestamp(),
+          lateMs);
+    }
+  }
+
+  /** The schedule id a fired record carries in its {@code delay-id} header, quoted for a log. */
+  private static String scheduleId(Record<FiredKey, byte[]> record) {
+    Header id = record.headers().lastHeader(DelayHeaders.ID);
+    return LogValues.quote(
+        id == null || id.value() == null ? null : new String(id.value(), StandardCharsets.UTF_8));
   }
 
   /** Whether the target is known to be gone (deleted after the task was scheduled). */

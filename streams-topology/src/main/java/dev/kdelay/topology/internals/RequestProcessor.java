@@ -11,6 +11,7 @@ import dev.kdelay.schemas.RequestParser;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -158,6 +159,12 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       deadLetter(record, request.action(), refused.get());
     } else {
       metrics.requestApplied(request.action());
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "event=applied id={} action={}",
+            LogValues.quote(request.id()),
+            request.action().wireName());
+      }
     }
   }
 
@@ -226,7 +233,13 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private void deadLetter(Record<byte[], byte[]> record, Action action, Rejection rejection) {
     metrics.requestRejected(action, rejection.reason());
     if (log.isDebugEnabled()) {
-      log.debug("event=rejected reason={} message=\"{}\"", rejection.reason(), rejection.message());
+      log.debug(
+          "event=rejected id={} action={} reason={} message={}",
+          LogValues.quote(
+              record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8)),
+          action == null ? "-" : action.wireName(),
+          rejection.reason(),
+          LogValues.quote(rejection.message()));
     }
     context.forward(OutputRecords.deadLetter(record, rejection), Names.DLQ_SINK);
   }
