@@ -45,7 +45,9 @@ public enum RejectionReason {
   /**
    * Not a request's fault: a stored task came due but could not be decoded (a corrupted state
    * store, or state written by a newer kdelay). The dead letter carries the stored bytes, keyed by
-   * the schedule id, so that nothing is dropped silently and an operator can recover it.
+   * the schedule id, so that nothing is dropped silently and an operator can recover it. Also the
+   * code of a request refused because the state it needs cannot be read: a pause or resume of an
+   * unreadable stored task, or any request for an id whose schedules-store entry is unreadable.
    */
   UNREADABLE_TASK
 }

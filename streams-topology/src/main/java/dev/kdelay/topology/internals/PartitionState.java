@@ -68,7 +68,11 @@ final class PartitionState implements PartitionGauges {
         scannedUpTo == null ? entries.all() : entries.range(successor(scannedUpTo), null)) {
       for (int seen = 0; seen < max && scan.hasNext(); seen++) {
         KeyValue<Bytes, byte[]> entry = scan.next();
-        add(ScheduleEntry.fromBytes(entry.value).state(), 1);
+        try {
+          add(ScheduleEntry.fromBytes(entry.value).state(), 1);
+        } catch (IllegalArgumentException e) {
+          // Unreadable: not counted. Schedules rewrites it when its task fires, counting it then.
+        }
         scannedUpTo = entry.key;
       }
       counted = !scan.hasNext();

@@ -24,6 +24,7 @@ public record ScheduleEntry(State state, long dueMs, long requestMs) {
   public static final byte VERSION_1 = 1;
 
   private static final int SIZE = 2 + 2 * Long.BYTES;
+  private static final State[] STATES = State.values();
 
   /** The state of a schedule. */
   public enum State {
@@ -50,15 +51,22 @@ public record ScheduleEntry(State state, long dueMs, long requestMs) {
   /**
    * Reads an entry.
    *
-   * @throws IllegalArgumentException if the version is unknown
+   * @throws IllegalArgumentException if the version or the state is unknown, or the size wrong
    */
   public static ScheduleEntry fromBytes(byte[] bytes) {
-    ByteBuffer in = ByteBuffer.wrap(bytes);
-    byte version = in.get();
-    if (version != VERSION_1 || bytes.length != SIZE) {
+    if (bytes.length != SIZE || bytes[0] != VERSION_1) {
       throw new IllegalArgumentException(
-          "unknown schedule entry version " + version + " (" + bytes.length + " bytes)");
+          "unknown schedule entry version "
+              + (bytes.length == 0 ? "(empty)" : Byte.toString(bytes[0]))
+              + " ("
+              + bytes.length
+              + " bytes)");
     }
-    return new ScheduleEntry(State.values()[in.get()], in.getLong(), in.getLong());
+    ByteBuffer in = ByteBuffer.wrap(bytes, 1, SIZE - 1);
+    int state = in.get();
+    if (state < 0 || state >= STATES.length) {
+      throw new IllegalArgumentException("unknown schedule entry state " + state);
+    }
+    return new ScheduleEntry(STATES[state], in.getLong(), in.getLong());
   }
 }

@@ -82,7 +82,17 @@ final class Schedules {
    */
   Optional<Rejection> apply(DelayRequest request, long nowMs) {
     String id = request.id();
-    ScheduleEntry current = entry(id);
+    ScheduleEntry current;
+    try {
+      current = entry(id);
+    } catch (IllegalArgumentException e) {
+      // Without the entry the id's task-store entry cannot be found, so neither replaced nor
+      // removed: refuse rather than leave a second task that would fire. The pending task still
+      // fires when due, and that rewrites the entry.
+      return rejection(
+          RejectionReason.UNREADABLE_TASK,
+          "the stored state of this id cannot be read (" + e.getMessage() + ")");
+    }
     if (current != null && supersedes(current, request.timestamp())) {
       return rejection(
           RejectionReason.SUPERSEDED,
@@ -151,7 +161,11 @@ final class Schedules {
     }
     TaskKey pending = TaskKey.fire(current.dueMs(), id);
     byte[] task = tasks.get(pending);
-    if (task == null || !StoredTaskCodec.decode(task).schedule().recurring()) {
+    Optional<StoredTask> decoded = decode(task);
+    if (task != null && decoded.isEmpty()) {
+      return unreadable("pause");
+    }
+    if (decoded.isEmpty() || !decoded.get().schedule().recurring()) {
       return rejection(
           RejectionReason.NOT_APPLICABLE,
           "pause applies to recurring schedules; this one is one-shot");
@@ -175,7 +189,11 @@ final class Schedules {
     }
     if (current.state() == State.SCHEDULED) {
       byte[] pending = tasks.get(TaskKey.fire(current.dueMs(), id));
-      if (pending == null || !StoredTaskCodec.decode(pending).schedule().recurring()) {
+      Optional<StoredTask> decoded = decode(pending);
+      if (pending != null && decoded.isEmpty()) {
+        return unreadable("resume");
+      }
+      if (decoded.isEmpty() || !decoded.get().schedule().recurring()) {
         return rejection(
             RejectionReason.NOT_APPLICABLE,
             "resume applies to recurring schedules; this one is one-shot");
@@ -183,7 +201,18 @@ final class Schedules {
       return Optional.empty(); // running, not paused: nothing to do
     }
     byte[] value = tasks.get(TaskKey.paused(id));
-    StoredTask task = StoredTaskCodec.decode(value);
+    if (value == null) {
+      // The entry says paused but no paused task is stored: nothing can resume. Forget the id
+      // rather than answer every later request from a state that holds nothing.
+      deleteEntry(id, current);
+      return rejection(
+          RejectionReason.NOT_APPLICABLE, "resume: no paused task is stored for this id");
+    }
+    Optional<StoredTask> decoded = decode(value);
+    if (decoded.isEmpty()) {
+      return unreadable("resume");
+    }
+    StoredTask task = decoded.get();
     OptionalLong next = recurrence.onResume((CronSpec) task.schedule().timing(), nowMs);
     tasks.delete(TaskKey.paused(id));
     if (next.isEmpty()) {
@@ -235,8 +264,20 @@ final class Schedules {
    */
   void onDue(TaskKey key, byte[] value, long nowMs, Firing firing) {
     String id = key.id();
-    ScheduleEntry current = entry(id);
+    ScheduleEntry current;
+    boolean repair = false;
+    try {
+      current = entry(id);
+    } catch (IllegalArgumentException e) {
+      // The entry cannot be read, the task can: the task is what is pending, so it fires (or its
+      // marker expires) and the entry is rewritten from it.
+      current = null;
+      repair = true;
+    }
     if (key.kind() == TaskKey.KIND_EXPIRE) {
+      if (repair) {
+        return; // which entry the marker belonged to cannot be known; leave it
+      }
       if (current != null
           && (current.state() == State.CANCELLED || current.state() == State.FIRED)
           && current.dueMs() == key.dueMs()) {
@@ -246,7 +287,10 @@ final class Schedules {
     }
     // The entry the id's state points at; anything else would be an orphan left by a bug.
     boolean owned =
-        current != null && current.state() == State.SCHEDULED && current.dueMs() == key.dueMs();
+        repair
+            || current != null
+                && current.state() == State.SCHEDULED
+                && current.dueMs() == key.dueMs();
     StoredTask task;
     try {
       task = StoredTaskCodec.decode(value);
@@ -261,7 +305,7 @@ final class Schedules {
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       firing.fire(OutputRecords.fired(id, task.schedule(), key.dueMs(), nowMs, 1));
       if (owned) {
-        forgetFired(id, current, nowMs);
+        forgetFired(id, current, requestMs(current), nowMs);
       }
       return;
     }
@@ -284,23 +328,55 @@ final class Schedules {
         current,
         step.next().getAsLong(),
         new StoredTask(task.schedule(), occurrence),
-        current.requestMs());
+        requestMs(current));
   }
 
   /**
    * After a one-shot fired: remembers it for the fired retention, as a cancel is remembered, or
    * forgets it at once when the retention is 0.
    */
-  private void forgetFired(String id, ScheduleEntry current, long nowMs) {
+  private void forgetFired(String id, ScheduleEntry current, long requestMs, long nowMs) {
     if (firedRetentionMs == 0) {
       deleteEntry(id, current);
       return;
     }
     long expiry = nowMs + firedRetentionMs;
     tasks.put(new TaskKey(expiry, TaskKey.KIND_EXPIRE, id), EXPIRY_VALUE);
-    putEntry(id, current, new ScheduleEntry(State.FIRED, expiry, current.requestMs()));
+    putEntry(id, current, new ScheduleEntry(State.FIRED, expiry, requestMs));
   }
 
+  /** The timestamp of the request behind an entry; 0 for one rewritten from its task. */
+  private static long requestMs(ScheduleEntry entry) {
+    return entry == null ? 0 : entry.requestMs();
+  }
+
+  /** The stored task, or empty if there is none or it cannot be decoded. */
+  private static Optional<StoredTask> decode(byte[] value) {
+    if (value == null) {
+      return Optional.empty();
+    }
+    try {
+      return Optional.of(StoredTaskCodec.decode(value));
+    } catch (IllegalArgumentException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Refuses a pause or resume whose stored task cannot be read. The bytes stay where they are: a
+   * cancel or a new schedule for the id replaces them, and a pending one is dead-lettered when due.
+   */
+  private static Optional<Rejection> unreadable(String action) {
+    return rejection(
+        RejectionReason.UNREADABLE_TASK,
+        action + ": the task stored for this id cannot be read; cancel or replace the schedule");
+  }
+
+  /**
+   * The id's entry, or null if it has none.
+   *
+   * @throws IllegalArgumentException if the stored entry cannot be read
+   */
   private ScheduleEntry entry(String id) {
     byte[] bytes = entries.get(idBytes(id));
     return bytes == null ? null : ScheduleEntry.fromBytes(bytes);

@@ -36,6 +36,22 @@ class PartitionStateTest {
   }
 
   @Test
+  void shouldSkipAnUnreadableEntryInsteadOfFailingTheCount() {
+    // given: three scheduled ids and one whose entry cannot be read
+    for (int i = 0; i < 3; i++) {
+      store(i, State.SCHEDULED);
+    }
+    entries.put(id(7), new byte[] {1, 42});
+
+    // when
+    boolean counted = state.countSome(entries, 100);
+
+    // then
+    assertThat(counted).isTrue();
+    assertThat(state.pendingTasks()).isEqualTo(3);
+  }
+
+  @Test
   void shouldCountChangesOnBothSidesOfTheScanWhileCounting() {
     // given: ten scheduled ids, the first four counted
     for (int i = 0; i < 10; i++) {
