@@ -155,6 +155,16 @@ final class AdminApi implements HttpEndpoint.Api {
         && request.segments().get(0).equals("schedules");
   }
 
+  /** Health and metrics: they read this instance's memory only. */
+  @Override
+  public boolean answersAtOnce(ApiRequest request) {
+    List<String> path = request.segments();
+    return request.method().equals("GET")
+        && (path.equals(List.of("metrics"))
+            || path.equals(List.of("health", "live"))
+            || path.equals(List.of("health", "ready")));
+  }
+
   private ApiResponse metrics() {
     return ApiResponse.text(200, ServiceMetrics.CONTENT_TYPE, metrics.scrape());
   }

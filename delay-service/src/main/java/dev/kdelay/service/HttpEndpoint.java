@@ -43,7 +43,9 @@ import org.slf4j.LoggerFactory;
  * {"error":"OVERLOADED",...}} and {@code Retry-After}, counted in {@code
  * kdelay_http_requests_overloaded_total{lane}}. When the local lane is full, a single overflow
  * thread writes that answer, so that the server's dispatcher thread never blocks; when even the
- * overflow queue is full, the server closes the connection.
+ * overflow queue is full, the server closes the connection. The overflow thread answers the
+ * requests that never wait ({@link Api#answersAtOnce}: health, metrics) itself, so that a busy
+ * instance does not fail its liveness probe.
  */
 final class HttpEndpoint implements AutoCloseable {
 
@@ -53,6 +55,8 @@ final class HttpEndpoint implements AutoCloseable {
   static final String RETRY_AFTER_SECONDS = "1";
 
   private static final int OVERFLOW_QUEUE = 64;
+
+  private static final byte[] EMPTY = new byte[0];
 
   /** What the endpoint serves: the admin API, or a stand-in in tests. */
   interface Api {
@@ -64,6 +68,9 @@ final class HttpEndpoint implements AutoCloseable {
      * Whether answering may wait on another instance: such a request is served on the peer lane.
      */
     boolean asksPeers(ApiRequest request);
+
+    /** Whether answering never waits on anything: answered even when the local lane is full. */
+    boolean answersAtOnce(ApiRequest request);
   }
 
   /**
@@ -214,19 +221,16 @@ final class HttpEndpoint implements AutoCloseable {
   }
 
   private void serve(HttpExchange exchange, Api api) {
-    if (Thread.currentThread() instanceof OverflowThread) {
-      localOverloaded.increment();
-      answer(exchange, overloaded("local", capacity.threads(), capacity.queue()));
-      return;
-    }
+    boolean overflow = Thread.currentThread() instanceof OverflowThread;
     ApiRequest request;
     try {
-      request =
-          ApiRequest.of(
-              exchange.getRequestMethod(),
-              exchange.getRequestURI(),
-              body(exchange.getRequestBody()),
-              exchange.getRequestHeaders().containsKey(ApiRequest.FORWARDED_HEADER));
+      // Decided on the request line and headers: a request turned away is not read further.
+      if (overflow && !api.answersAtOnce(request(exchange, EMPTY))) {
+        localOverloaded.increment();
+        answer(exchange, overloaded("local", capacity.threads(), capacity.queue()));
+        return;
+      }
+      request = request(exchange, body(exchange.getRequestBody()));
     } catch (ApiException e) {
       answer(exchange, ApiResponse.of(e));
       return;
@@ -235,7 +239,7 @@ final class HttpEndpoint implements AutoCloseable {
       exchange.close();
       return;
     }
-    if (!api.asksPeers(request)) {
+    if (overflow || !api.asksPeers(request)) {
       answer(exchange, handle(api, request, exchange));
       return;
     }
@@ -245,6 +249,14 @@ final class HttpEndpoint implements AutoCloseable {
       peerOverloaded.increment();
       answer(exchange, overloaded("peer", capacity.peerThreads(), capacity.peerQueue()));
     }
+  }
+
+  private static ApiRequest request(HttpExchange exchange, byte[] body) {
+    return ApiRequest.of(
+        exchange.getRequestMethod(),
+        exchange.getRequestURI(),
+        body,
+        exchange.getRequestHeaders().containsKey(ApiRequest.FORWARDED_HEADER));
   }
 
   private static ApiResponse handle(Api api, ApiRequest request, HttpExchange exchange) {

@@ -156,6 +156,18 @@ class AdminApiTest {
     assertThat(api.asksPeers(request("GET", "/", false))).isFalse();
   }
 
+  @Test
+  void shouldAnswerHealthAndMetricsAtOnceAndNothingElse() {
+    assertThat(api.answersAtOnce(request("GET", "/health/live", false))).isTrue();
+    assertThat(api.answersAtOnce(request("GET", "/health/ready", false))).isTrue();
+    assertThat(api.answersAtOnce(request("GET", "/metrics", false))).isTrue();
+
+    assertThat(api.answersAtOnce(request("POST", "/metrics", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/health", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/schedules/a", true))).isFalse();
+    assertThat(api.answersAtOnce(request("DELETE", "/schedules/a", false))).isFalse();
+  }
+
   private static ApiRequest request(String method, String path, boolean forwarded) {
     return ApiRequest.of(method, URI.create(path), new byte[0], forwarded);
   }

@@ -111,6 +111,23 @@ class HttpEndpointTest {
   }
 
   @Test
+  void shouldStillAnswerHealthChecksWhenTheLocalLaneIsFull() throws Exception {
+    // given
+    Holding api = new Holding();
+    String url = start(api, LOCAL_LANE_FULL_AT_ONE);
+    sendAsync(url + "/local/held", false);
+    assertThat(api.entered.await(WAIT_SECONDS, TimeUnit.SECONDS)).isTrue();
+
+    // when
+    HttpResponse<String> health = send(url + "/health/live", false);
+
+    // then: answered by the overflow thread, which turns everything else away
+    assertThat(health.statusCode()).isEqualTo(200);
+    assertThat(json(health).path("thread").asText()).isEqualTo("kdelay-http-overflow");
+    assertThat(overloaded("local")).isZero();
+  }
+
+  @Test
   void shouldAnswerTwoInstancesForwardingToEachOtherWhenEveryPeerThreadWaits() throws Exception {
     // given: two instances whose one peer-lane thread each forwards to the other instance, and
     // does so only once both are taken, so that each forwarded request finds the receiving
@@ -136,7 +153,10 @@ class HttpEndpointTest {
     assertThat(json(answerB).path("answeredBy").asText()).isEqualTo("a");
   }
 
-  /** Paths under /peer ask peers unless forwarded; paths ending in /held wait for release. */
+  /**
+   * Paths under /peer ask peers unless forwarded, paths under /health answer at once, paths ending
+   * in /held wait for release.
+   */
   private final class Holding implements HttpEndpoint.Api {
     final CountDownLatch entered = new CountDownLatch(1);
 
@@ -152,6 +172,11 @@ class HttpEndpointTest {
     @Override
     public boolean asksPeers(ApiRequest request) {
       return !request.forwarded() && request.segments().get(0).equals("peer");
+    }
+
+    @Override
+    public boolean answersAtOnce(ApiRequest request) {
+      return request.segments().get(0).equals("health");
     }
   }
 
@@ -181,6 +206,11 @@ class HttpEndpointTest {
     @Override
     public boolean asksPeers(ApiRequest request) {
       return !request.forwarded();
+    }
+
+    @Override
+    public boolean answersAtOnce(ApiRequest request) {
+      return false;
     }
   }
 
