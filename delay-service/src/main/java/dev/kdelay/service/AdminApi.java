@@ -42,7 +42,8 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Errors are JSON, {@code {"error": CODE, "message": ...}}: 400 for a bad request (with the
  * request topic's rejection codes where one applies), 404 for an unknown route, 405 for a wrong
- * method, 503 when the answer cannot be had now.
+ * method, 500 {@code UNREADABLE_TASK} for stored bytes that cannot be decoded, 503 when the answer
+ * cannot be had now ({@code UNAVAILABLE}, or {@code OVERLOADED} from {@link HttpEndpoint}).
  *
  * <p>Only reads of schedules ask other instances ({@link #asksPeers}), and never for a request
  * another instance forwarded here: that one is answered from this instance's own stores, so a
