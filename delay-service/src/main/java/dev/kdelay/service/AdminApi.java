@@ -42,9 +42,14 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Errors are JSON, {@code {"error": CODE, "message": ...}}: 400 for a bad request (with the
  * request topic's rejection codes where one applies), 404 for an unknown route, 405 for a wrong
- * method, 503 when the answer cannot be had now.
+ * method, 500 {@code UNREADABLE_TASK} for stored bytes that cannot be decoded, 503 when the answer
+ * cannot be had now ({@code UNAVAILABLE}, or {@code OVERLOADED} from {@link HttpEndpoint}).
+ *
+ * <p>Only reads of schedules ask other instances ({@link #asksPeers}), and never for a request
+ * another instance forwarded here: that one is answered from this instance's own stores, so a
+ * request crosses at most one hop and two instances never wait on each other.
  */
-final class AdminApi {
+final class AdminApi implements HttpEndpoint.Api {
 
   private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
 
@@ -114,7 +119,8 @@ final class AdminApi {
    * Answers a request. A bad or impossible request is answered (4xx, 503); anything else
    * propagates, and the endpoint answers 500.
    */
-  ApiResponse handle(ApiRequest request) {
+  @Override
+  public ApiResponse handle(ApiRequest request) {
     try {
       for (Route route : routes) {
         Optional<List<String>> variables = route.match(request.segments());
@@ -139,6 +145,25 @@ final class AdminApi {
     } catch (ApiException e) {
       return ApiResponse.of(e);
     }
+  }
+
+  /** {@code GET /schedules} and {@code GET /schedules/{id}}, unless forwarded here already. */
+  @Override
+  public boolean asksPeers(ApiRequest request) {
+    return !request.forwarded()
+        && request.method().equals("GET")
+        && !request.segments().isEmpty()
+        && request.segments().get(0).equals("schedules");
+  }
+
+  /** Health and metrics: they read this instance's memory only. */
+  @Override
+  public boolean answersAtOnce(ApiRequest request) {
+    List<String> path = request.segments();
+    return request.method().equals("GET")
+        && (path.equals(List.of("metrics"))
+            || path.equals(List.of("health", "live"))
+            || path.equals(List.of("health", "ready")));
   }
 
   private ApiResponse metrics() {

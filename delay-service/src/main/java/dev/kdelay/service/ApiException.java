@@ -1,5 +1,7 @@
 package dev.kdelay.service;
 
+import dev.kdelay.schemas.RejectionReason;
+
 /**
  * A request the HTTP API answers with an error: a status, a stable code and a message for people,
  * sent as {@code {"error": CODE, "message": ...}}.
@@ -19,6 +21,16 @@ final class ApiException extends RuntimeException {
 
   static ApiException badRequest(String code, String message) {
     return new ApiException(400, code, message);
+  }
+
+  /** A request that is not what the route takes (not JSON, an unknown field, a wrong type). */
+  static ApiException malformed(String message) {
+    return badRequest("BAD_REQUEST", message);
+  }
+
+  /** A request kdelay would reject for its form: 400 with the request topic's rejection code. */
+  static ApiException rejected(RejectionReason reason, String message) {
+    return badRequest(reason.name(), message);
   }
 
   /** The instance cannot answer now (rebalancing, restoring, a peer unreachable): retry. */

@@ -36,9 +36,15 @@ record ApiResponse(int status, String contentType, byte[] body, Map<String, Stri
   }
 
   static ApiResponse error(int status, String code, String message) {
+    return error(status, code, message, Map.of());
+  }
+
+  /** An error with more fields after {@code error} and {@code message}, such as the id. */
+  static ApiResponse error(int status, String code, String message, Map<String, Object> details) {
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("error", code);
     body.put("message", message);
+    body.putAll(details);
     return json(status, body);
   }
 

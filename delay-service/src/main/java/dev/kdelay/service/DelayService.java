@@ -72,6 +72,7 @@ public final class DelayService implements AutoCloseable {
   private Admin targetAdmin;
   private AdminTargetTopics targetTopics;
   private HttpEndpoint http;
+  private Peers peers;
   private DelayClient requestClient;
   private DelayConfig config;
 
@@ -168,6 +169,9 @@ public final class DelayService implements AutoCloseable {
     if (http != null) {
       http.close();
     }
+    if (peers != null) {
+      peers.close();
+    }
     if (streams != null) {
       boolean clean =
           streams.close(
@@ -262,9 +266,8 @@ public final class DelayService implements AutoCloseable {
     requestClient = DelayClient.create(producer, ready.requestsTopic());
     KafkaStreams app = streams;
     Health health = new Health(() -> Optional.of(app.state()), restoreProgress);
-    ScheduleQueries queries =
-        new ScheduleQueries(
-            streams, self, ready.requestsPartitions(), new Peers(HTTP_CALL_TIMEOUT));
+    peers = new Peers(HTTP_CALL_TIMEOUT);
+    ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
     http.start(
         new AdminApi(
             metrics,
@@ -274,7 +277,8 @@ public final class DelayService implements AutoCloseable {
             new ScheduleBody.ServiceLimits(
                 ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
             Clock.systemUTC(),
-            HTTP_CALL_TIMEOUT));
+            HTTP_CALL_TIMEOUT),
+        metrics.registry());
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());
   }
 

@@ -8,6 +8,9 @@ import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import org.apache.kafka.streams.state.HostInfo;
 
 /**
@@ -15,16 +18,32 @@ import org.apache.kafka.streams.state.HostInfo;
  * application.server}, for what only they hold. A forwarded request carries {@link
  * ApiRequest#FORWARDED_HEADER}, so the peer answers from its own state and never forwards again:
  * two instances can never wait on each other.
+ *
+ * <p>Java 17's {@link HttpClient} has no {@code close()}: the client runs on an executor of ours,
+ * which {@link #close()} shuts down, so that no thread of it outlives the service. (The client's
+ * own selector thread ends once the client is unreachable.)
  */
-final class Peers {
+final class Peers implements AutoCloseable {
 
+  private final ExecutorService executor;
   private final HttpClient client;
   private final Duration timeout;
 
   Peers(Duration timeout) {
     this.timeout = timeout;
+    AtomicInteger threads = new AtomicInteger();
+    // Cached, like the client's default: its tasks are short steps of the exchanges in flight,
+    // whose number the HTTP endpoint's peer lane bounds.
+    this.executor =
+        Executors.newCachedThreadPool(
+            runnable -> {
+              Thread thread = new Thread(runnable, "kdelay-peers-" + threads.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
     this.client =
         HttpClient.newBuilder()
+            .executor(executor)
             .connectTimeout(timeout)
             .version(HttpClient.Version.HTTP_1_1)
             .build();
@@ -49,7 +68,14 @@ final class Peers {
     try {
       HttpResponse<byte[]> response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
       String type = response.headers().firstValue("Content-Type").orElse(ApiResponse.JSON);
-      return new ApiResponse(response.statusCode(), type, response.body(), Map.of());
+      // A peer's 503 OVERLOADED says when to retry; the caller should hear it too.
+      Map<String, String> headers =
+          response
+              .headers()
+              .firstValue("Retry-After")
+              .map(seconds -> Map.of("Retry-After", seconds))
+              .orElse(Map.of());
+      return new ApiResponse(response.statusCode(), type, response.body(), headers);
     } catch (HttpTimeoutException e) {
       throw ApiException.unavailable(
           "instance " + peer + " did not answer within " + timeout.toMillis() + " ms");
@@ -59,5 +85,11 @@ final class Peers {
       Thread.currentThread().interrupt();
       throw ApiException.unavailable("interrupted while asking instance " + peer);
     }
+  }
+
+  /** Stops the client's threads; a call still in flight fails. */
+  @Override
+  public void close() {
+    executor.shutdownNow();
   }
 }

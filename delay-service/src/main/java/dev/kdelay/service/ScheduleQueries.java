@@ -2,15 +2,11 @@ package dev.kdelay.service;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.topology.DelayTopology;
-import dev.kdelay.topology.PendingTask;
-import dev.kdelay.topology.ScheduleStores;
-import dev.kdelay.topology.ScheduleView;
 import java.io.IOException;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Collection;
-import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +34,9 @@ import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
  *       on the id's UTF-8 bytes, the request key) reads its stores; any other instance forwards the
  *       request there.
  *   <li>Pending tasks: each instance scans its own task stores in due order; the instance asked
- *       merges its own page with every other instance's and checks that every partition answered.
+ *       merges its own page with every other instance's and checks that every partition answered. A
+ *       task that cannot be decoded is left out and listed under {@code unreadable} on the page
+ *       where it falls in due order.
  * </ul>
  *
  * <p>While partitions move (a rebalance, a restoration) an answer may be impossible; the caller
@@ -50,12 +48,14 @@ final class ScheduleQueries {
   private final HostInfo self;
   private final int partitions;
   private final Peers peers;
+  private final LocalStores local;
 
   ScheduleQueries(KafkaStreams streams, HostInfo self, int partitions, Peers peers) {
     this.streams = streams;
     this.self = self;
     this.partitions = partitions;
     this.peers = peers;
+    this.local = new LocalStores(this::store, self);
   }
 
   /** {@code GET /schedules/{id}}: 200 with the schedule, or 404 with status {@code unknown}. */
@@ -76,7 +76,7 @@ final class ScheduleQueries {
       throw ApiException.unavailable("no instance owns the id's partition now (rebalancing)");
     }
     if (owner.activeHost().equals(self)) {
-      return localView(id, owner.partition());
+      return local.view(id, owner.partition());
     }
     if (forwarded) {
       throw ApiException.unavailable(
@@ -85,49 +85,25 @@ final class ScheduleQueries {
     return peers.get(owner.activeHost(), "/schedules/" + pathSegment(id));
   }
 
-  private ApiResponse localView(String id, int partition) {
-    ScheduleView view;
-    try {
-      view =
-          ScheduleStores.view(
-              store(DelayTopology.SCHEDULES_STORE, partition),
-              store(DelayTopology.TASKS_STORE, partition),
-              id);
-    } catch (InvalidStateStoreException e) {
-      throw ApiException.unavailable(
-          "partition " + partition + " cannot be read now: " + e.getMessage());
-    }
-    Map<String, Object> json = ScheduleJson.view(view);
-    json.put("partition", partition);
-    json.put("instance", self.host() + ":" + self.port());
-    if (view.status() == ScheduleView.Status.UNKNOWN) {
-      json.put(
-          "message",
-          "kdelay holds nothing for this id: never scheduled, a one-shot that fired longer ago"
-              + " than delay.fired.retention.ms, a recurring schedule that ended, or a cancel"
-              + " older than delay.cancel.retention.ms");
-      return ApiResponse.json(404, json);
-    }
-    return ApiResponse.json(200, json);
-  }
-
   /**
    * {@code GET /schedules}: one page of pending tasks in due order, across all instances; or, for a
    * forwarded request, this instance's share of it with the partitions it covers.
    */
   ApiResponse pending(PageRequest page, boolean forwarded) {
-    List<Listed> listed = new ArrayList<>();
+    List<ListedTask> listed = new ArrayList<>();
+    List<ListedTask> unreadable = new ArrayList<>();
     Set<Integer> covered = new TreeSet<>();
-    localPending(page, listed, covered);
+    localPending(page, listed, unreadable, covered);
     if (forwarded) {
       Map<String, Object> body = new LinkedHashMap<>();
-      body.put("tasks", listed.stream().map(Listed::json).toList());
+      body.put("tasks", listed.stream().map(ListedTask::json).toList());
       body.put("partitions", covered);
+      body.put("unreadable", unreadable.stream().map(ListedTask::json).toList());
       return ApiResponse.json(200, body);
     }
     for (StreamsMetadata instance : instances()) {
       if (!instance.hostInfo().equals(self) && !instance.topicPartitions().isEmpty()) {
-        remotePending(instance.hostInfo(), page, listed, covered);
+        remotePending(instance.hostInfo(), page, listed, unreadable, covered);
       }
     }
     if (covered.size() < partitions) {
@@ -140,29 +116,44 @@ final class ScheduleQueries {
       throw ApiException.unavailable(
           "partitions " + missing + " cannot be read now (rebalancing or restoring)");
     }
-    listed.sort(Listed.ORDER);
-    List<Listed> shown = listed.subList(0, Math.min(page.limit(), listed.size()));
-    Map<String, Object> body = new LinkedHashMap<>();
-    body.put("tasks", shown.stream().map(Listed::json).toList());
-    Listed last = shown.isEmpty() ? null : shown.get(shown.size() - 1);
-    body.put(
-        "next",
-        shown.size() < page.limit() ? null : PageRequest.cursorAfter(last.dueMs(), last.id()));
-    return ApiResponse.json(200, body);
+    return ApiResponse.json(200, page(page, listed, unreadable));
   }
 
-  private void localPending(PageRequest page, List<Listed> listed, Set<Integer> covered) {
+  /**
+   * The first {@code limit} tasks of all partitions' shares, and the unreadable tasks up to the
+   * last of them: those after it are met again by the next page's scans, which start after it.
+   */
+  static Map<String, Object> page(
+      PageRequest page, List<ListedTask> listed, List<ListedTask> unreadable) {
+    listed.sort(ListedTask.DUE_ORDER);
+    unreadable.sort(ListedTask.DUE_ORDER);
+    List<ListedTask> shown = listed.subList(0, Math.min(page.limit(), listed.size()));
+    boolean more = shown.size() == page.limit();
+    ListedTask last = more ? shown.get(shown.size() - 1) : null;
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("tasks", shown.stream().map(ListedTask::json).toList());
+    body.put("next", more ? PageRequest.cursorAfter(last.dueMs(), last.id()) : null);
+    List<Object> skipped =
+        unreadable.stream()
+            .filter(task -> !more || ListedTask.DUE_ORDER.compare(task, last) < 0)
+            .map(ListedTask::json)
+            .toList();
+    if (!skipped.isEmpty()) {
+      body.put("unreadable", skipped);
+    }
+    return body;
+  }
+
+  private void localPending(
+      PageRequest page,
+      List<ListedTask> listed,
+      List<ListedTask> unreadable,
+      Set<Integer> covered) {
     for (int partition : localPartitions()) {
       try {
-        for (PendingTask task :
-            ScheduleStores.pending(
-                store(DelayTopology.TASKS_STORE, partition),
-                page.afterDueMs(),
-                page.afterId(),
-                page.dueBeforeMs(),
-                page.limit())) {
-          listed.add(new Listed(task.dueMs(), task.id(), ScheduleJson.pending(task)));
-        }
+        LocalStores.Share share = local.pending(partition, page);
+        listed.addAll(share.tasks());
+        unreadable.addAll(share.unreadable());
         covered.add(partition);
       } catch (InvalidStateStoreException e) {
         // Not readable now: left out of the covered partitions, which the merge checks.
@@ -171,7 +162,11 @@ final class ScheduleQueries {
   }
 
   private void remotePending(
-      HostInfo peer, PageRequest page, List<Listed> listed, Set<Integer> covered) {
+      HostInfo peer,
+      PageRequest page,
+      List<ListedTask> listed,
+      List<ListedTask> unreadable,
+      Set<Integer> covered) {
     ApiResponse response = peers.get(peer, "/schedules?" + page.toQuery());
     if (response.status() != 200) {
       throw ApiException.unavailable(
@@ -180,7 +175,11 @@ final class ScheduleQueries {
     try {
       JsonNode body = ApiResponse.MAPPER.readTree(response.body());
       for (JsonNode task : body.path("tasks")) {
-        listed.add(new Listed(task.path("dueAtMs").asLong(), task.path("id").asText(), task));
+        listed.add(new ListedTask(task.path("dueAtMs").asLong(), task.path("id").asText(), task));
+      }
+      for (JsonNode task : body.path("unreadable")) {
+        unreadable.add(
+            new ListedTask(task.path("dueAtMs").asLong(), task.path("id").asText(), task));
       }
       for (JsonNode partition : body.path("partitions")) {
         covered.add(partition.asInt());
@@ -221,11 +220,5 @@ final class ScheduleQueries {
   /** An id as one percent-encoded path segment: {@code /} and spaces included. */
   static String pathSegment(String id) {
     return URLEncoder.encode(id, StandardCharsets.UTF_8).replace("+", "%20");
-  }
-
-  /** A listed task: its position in due order and its JSON, local (a map) or from a peer. */
-  private record Listed(long dueMs, String id, Object json) {
-    static final Comparator<Listed> ORDER =
-        Comparator.comparingLong(Listed::dueMs).thenComparing(Listed::id, PendingTask::compareIds);
   }
 }

@@ -19,19 +19,31 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.time.ZoneOffset;
+import java.time.temporal.ChronoUnit;
 import java.util.ArrayList;
+import java.util.Base64;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalInt;
 import java.util.Set;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Tag;
@@ -197,7 +209,9 @@ class AdminApiIT {
       }
     }
     String window = "/schedules?limit=5&dueBefore=" + base.plus(Duration.ofHours(1)).toEpochMilli();
-    await(() -> get(firstUrl + window + "&limit=1000"), r -> count(r) == offsets.length);
+    await(
+        () -> get(firstUrl + window + "&limit=1000"),
+        r -> inWindow(r, base).size() == offsets.length);
 
     // when: pages of five through the second instance
     List<String> listed = new ArrayList<>();
@@ -305,6 +319,151 @@ class AdminApiIT {
   }
 
   @Test
+  void shouldNotBeReadyWhileKafkaStreamsIsNotRunning() throws Exception {
+    // given: an instance whose Kafka Streams has no stream thread, so that it stays REBALANCING
+    // for good (only a thread's assignment moves it to RUNNING); an application id of its own,
+    // and no consumer at all, so the two instances above never see it
+    DelayService idle =
+        create(
+            "idle",
+            "kdelay-it-" + name + "-idle",
+            Map.of(StreamsConfig.NUM_STREAM_THREADS_CONFIG, 0));
+    CompletableFuture<Void> starting =
+        CompletableFuture.runAsync(() -> idle.start(Optional.of(START_TIMEOUT)));
+    int port = await(idle::httpPort, OptionalInt::isPresent).getAsInt();
+    String url = "http://127.0.0.1:" + port;
+
+    // when
+    HttpResponse<String> ready =
+        await(() -> get(url + "/health/ready"), r -> state(r).equals("REBALANCING"));
+    HttpResponse<String> live = get(url + "/health/live");
+
+    // then: not ready, with the reason; alive (a rebalance is no reason to restart)
+    assertThat(ready.statusCode()).isEqualTo(503);
+    assertThat(json(ready).path("status").asText()).isEqualTo("DOWN");
+    assertThat(json(ready).path("reason").asText())
+        .isEqualTo("Kafka Streams is REBALANCING, not RUNNING");
+    assertThat(live.statusCode()).isEqualTo(200);
+
+    // and: closing it ends the start that was waiting for RUNNING
+    idle.close();
+    assertThat(starting)
+        .failsWithin(TIMEOUT)
+        .withThrowableOfType(ExecutionException.class)
+        .withCauseInstanceOf(DelayServiceException.class);
+  }
+
+  @Test
+  void shouldDeliverPayloadBase64BytesExactlyAndANullPayloadAsATombstone() throws Exception {
+    // given: bytes that are not UTF-8 text, and JSON's own special characters
+    byte[] bytes = {0, (byte) 0xff, (byte) 0xfe, (byte) 0x80, (byte) 0xc3, 0x28, '"', '\\', '\n'};
+    String binary = "binary-" + UUID.randomUUID();
+    String tombstone = "tombstone-" + UUID.randomUUID();
+
+    // when
+    HttpResponse<String> postedBinary =
+        post(
+            firstUrl + "/schedules",
+            "{\"id\":\""
+                + binary
+                + "\",\"targetTopic\":\""
+                + target
+                + "\",\"after\":\"300ms\",\"payloadBase64\":\""
+                + Base64.getEncoder().encodeToString(bytes)
+                + "\"}");
+    HttpResponse<String> postedTombstone =
+        post(
+            secondUrl + "/schedules",
+            "{\"id\":\""
+                + tombstone
+                + "\",\"targetTopic\":\""
+                + target
+                + "\",\"targetKey\":\"compacted-key\",\"after\":\"300ms\",\"payload\":null}");
+
+    // then: the payload byte for byte, and a record with a null value for the target key
+    assertThat(postedBinary.statusCode()).as(postedBinary.body()).isEqualTo(202);
+    assertThat(postedTombstone.statusCode()).as(postedTombstone.body()).isEqualTo(202);
+    Map<String, ConsumerRecord<byte[], byte[]>> fired = firedRecords(Set.of(binary, tombstone));
+    assertThat(fired.get(binary).value()).isEqualTo(bytes);
+    assertThat(fired.get(tombstone).value()).isNull();
+    assertThat(new String(fired.get(tombstone).key(), StandardCharsets.UTF_8))
+        .isEqualTo("compacted-key");
+  }
+
+  @Test
+  void shouldListOnlyTasksDueBeforeAnIso8601Instant() throws Exception {
+    // given: three tasks a second apart, in a window of their own 40 days ahead
+    Instant base = Instant.now().plus(Duration.ofDays(40)).truncatedTo(ChronoUnit.SECONDS);
+    List<String> ids = new ArrayList<>();
+    for (int i = 1; i <= 3; i++) {
+      String id = "before-" + i + "-" + UUID.randomUUID();
+      ids.add(id);
+      HttpResponse<String> posted =
+          post(
+              firstUrl + "/schedules",
+              "{\"id\":\""
+                  + id
+                  + "\",\"targetTopic\":\""
+                  + target
+                  + "\",\"fireAt\":\""
+                  + base.plusSeconds(i)
+                  + "\",\"payload\":\"p\"}");
+      assertThat(posted.statusCode()).as(posted.body()).isEqualTo(202);
+    }
+    String all = "/schedules?limit=1000&dueBefore=" + base.plus(Duration.ofHours(1)).toEpochMilli();
+    await(() -> get(secondUrl + all), r -> inWindow(r, base).size() == 3);
+
+    // when: the bound as an instant in UTC, and as a date-time with an offset ('+' encoded)
+    String utc = base.plusSeconds(2).toString();
+    String offset = base.plusSeconds(3).atOffset(ZoneOffset.ofHours(2)).toString();
+    HttpResponse<String> beforeSecond = get(secondUrl + "/schedules?limit=1000&dueBefore=" + utc);
+    HttpResponse<String> beforeThird =
+        get(firstUrl + "/schedules?limit=1000&dueBefore=" + offset.replace("+", "%2B"));
+
+    // then: exclusive bounds
+    assertThat(offset).endsWith("+02:00");
+    assertThat(inWindow(beforeSecond, base)).containsExactly(ids.get(0));
+    assertThat(inWindow(beforeThird, base)).containsExactly(ids.get(0), ids.get(1));
+  }
+
+  @Test
+  void shouldAnswerAForwardedRequestFromItsOwnStoresAndNeverForwardItAgain() throws Exception {
+    // given: a schedule (due after every other test's window), and which instance owns it
+    String id = "owned-" + UUID.randomUUID();
+    HttpResponse<String> posted =
+        post(
+            firstUrl + "/schedules",
+            "{\"id\":\""
+                + id
+                + "\",\"targetTopic\":\""
+                + target
+                + "\",\"after\":\"P50D\",\"payload\":\"p\"}");
+    assertThat(posted.statusCode()).isEqualTo(202);
+    String path = "/schedules/" + id;
+    String owner =
+        json(await(() -> get(firstUrl + path), r -> r.statusCode() == 200))
+            .path("instance")
+            .asText();
+    String ownerUrl = "http://" + owner;
+    String otherUrl = ownerUrl.equals(firstUrl) ? secondUrl : firstUrl;
+
+    // when: asked as if another instance had forwarded the request
+    HttpResponse<String> atOwner = getForwarded(ownerUrl + path);
+    HttpResponse<String> atOther = getForwarded(otherUrl + path);
+    HttpResponse<String> share = getForwarded(otherUrl + "/schedules?limit=1");
+
+    // then: the owner answers; the other one does not pass it on, and says why
+    assertThat(atOwner.statusCode()).isEqualTo(200);
+    assertThat(json(atOwner).path("instance").asText()).isEqualTo(owner);
+    assertThat(atOther.statusCode()).isEqualTo(503);
+    assertThat(json(atOther).path("error").asText()).isEqualTo("UNAVAILABLE");
+    assertThat(json(atOther).path("message").asText()).contains("while the request was forwarded");
+    // A forwarded listing is the instance's own share: its partitions, not all four.
+    assertThat(share.statusCode()).isEqualTo(200);
+    assertThat(json(share).path("partitions").size()).isBetween(1, PARTITIONS - 1);
+  }
+
+  @Test
   void shouldAnswerBadRequestsWith4xxAndJson() throws Exception {
     HttpResponse<String> badJson = post(firstUrl + "/schedules", "{\"id\": ");
     HttpResponse<String> badTime =
@@ -327,11 +486,19 @@ class AdminApiIT {
   }
 
   private DelayService start(String instance) throws IOException {
+    DelayService service = create(instance, "kdelay-it-" + name, Map.of());
+    service.start(Optional.of(START_TIMEOUT));
+    return service;
+  }
+
+  /** An instance on this class's topics, not started; closed after the class. */
+  private DelayService create(String instance, String applicationId, Map<String, Object> more)
+      throws IOException {
     Path state = Files.createTempDirectory("kdelay-admin-it-" + instance);
     resources.add(() -> deleteRecursively(state));
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    props.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-it-" + name);
+    props.put(DelayConfig.APPLICATION_ID_CONFIG, applicationId);
     props.put(DelayConfig.STATE_DIR_CONFIG, state.toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
@@ -339,10 +506,64 @@ class AdminApiIT {
     props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
     props.put(DelayConfig.HTTP_PORT_CONFIG, freePort());
     props.put(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
+    props.putAll(more);
     DelayService service = new DelayService(new DelayConfig(props));
     resources.add(service);
-    service.start(Optional.of(START_TIMEOUT));
     return service;
+  }
+
+  /**
+   * The fired records of some ids, as a {@code read_committed} consumer of the target topic sees
+   * them, bytes as they are.
+   */
+  private Map<String, ConsumerRecord<byte[], byte[]>> firedRecords(Set<String> ids) {
+    Map<String, ConsumerRecord<byte[], byte[]>> fired = new HashMap<>();
+    try (KafkaConsumer<byte[], byte[]> consumer =
+        new KafkaConsumer<>(
+            Map.of(
+                ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers,
+                ConsumerConfig.ISOLATION_LEVEL_CONFIG,
+                "read_committed"),
+            new ByteArrayDeserializer(),
+            new ByteArrayDeserializer())) {
+      List<TopicPartition> partitions =
+          consumer.partitionsFor(target).stream()
+              .map(info -> new TopicPartition(target, info.partition()))
+              .toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline = System.nanoTime() + TIMEOUT.toNanos();
+      while (!fired.keySet().containsAll(ids)) {
+        assertThat(System.nanoTime())
+            .as("fired within %s: %s; got %s", TIMEOUT, ids, fired.keySet())
+            .isLessThan(deadline);
+        for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(100))) {
+          String id = FiredTask.from(record).id();
+          if (ids.contains(id)) {
+            fired.put(id, record);
+          }
+        }
+      }
+    }
+    return fired;
+  }
+
+  /** The ids of a listing's tasks due at or after a time, in the listing's order. */
+  private static List<String> inWindow(HttpResponse<String> listing, Instant from) {
+    List<String> ids = new ArrayList<>();
+    try {
+      if (listing.statusCode() == 200) {
+        for (JsonNode task : json(listing).path("tasks")) {
+          if (task.path("dueAtMs").asLong() >= from.toEpochMilli()) {
+            ids.add(task.path("id").asText());
+          }
+        }
+      }
+    } catch (IOException e) {
+      // Not JSON: no ids.
+    }
+    return ids;
   }
 
   private DelayClient client() {
@@ -359,17 +580,17 @@ class AdminApiIT {
     return ServiceMetricsTest.sample(get(url + "/metrics").body(), series).orElseThrow();
   }
 
-  private static int count(HttpResponse<String> response) {
-    try {
-      return response.statusCode() == 200 ? json(response).path("tasks").size() : -1;
-    } catch (IOException e) {
-      return -1;
-    }
+  private static String status(HttpResponse<String> response) {
+    return field(response, "status");
   }
 
-  private static String status(HttpResponse<String> response) {
+  private static String state(HttpResponse<String> response) {
+    return field(response, "state");
+  }
+
+  private static String field(HttpResponse<String> response, String name) {
     try {
-      return json(response).path("status").asText();
+      return json(response).path(name).asText();
     } catch (IOException e) {
       return "";
     }
@@ -384,6 +605,12 @@ class AdminApiIT {
 
   private HttpResponse<String> get(String url) throws IOException, InterruptedException {
     return send(HttpRequest.newBuilder(URI.create(url)).GET());
+  }
+
+  /** A GET as one instance forwards it to another. */
+  private HttpResponse<String> getForwarded(String url) throws IOException, InterruptedException {
+    return send(
+        HttpRequest.newBuilder(URI.create(url)).header(ApiRequest.FORWARDED_HEADER, "true").GET());
   }
 
   private HttpResponse<String> delete(String url) throws IOException, InterruptedException {

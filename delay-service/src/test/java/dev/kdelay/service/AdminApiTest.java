@@ -142,6 +142,36 @@ class AdminApiTest {
     assertThat(call("GET", "/schedules/a/pause", "").status()).isEqualTo(405);
   }
 
+  @Test
+  void shouldAskPeersOnlyForReadsOfSchedulesThatWereNotForwardedAlready() {
+    assertThat(api.asksPeers(request("GET", "/schedules/a", false))).isTrue();
+    assertThat(api.asksPeers(request("GET", "/schedules?limit=5", false))).isTrue();
+
+    // A forwarded request is answered from this instance's stores: never forwarded again.
+    assertThat(api.asksPeers(request("GET", "/schedules/a", true))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/schedules?limit=5", true))).isFalse();
+    assertThat(api.asksPeers(request("POST", "/schedules", false))).isFalse();
+    assertThat(api.asksPeers(request("DELETE", "/schedules/a", false))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/health/ready", false))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/", false))).isFalse();
+  }
+
+  @Test
+  void shouldAnswerHealthAndMetricsAtOnceAndNothingElse() {
+    assertThat(api.answersAtOnce(request("GET", "/health/live", false))).isTrue();
+    assertThat(api.answersAtOnce(request("GET", "/health/ready", false))).isTrue();
+    assertThat(api.answersAtOnce(request("GET", "/metrics", false))).isTrue();
+
+    assertThat(api.answersAtOnce(request("POST", "/metrics", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/health", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/schedules/a", true))).isFalse();
+    assertThat(api.answersAtOnce(request("DELETE", "/schedules/a", false))).isFalse();
+  }
+
+  private static ApiRequest request(String method, String path, boolean forwarded) {
+    return ApiRequest.of(method, URI.create(path), new byte[0], forwarded);
+  }
+
   private ApiResponse call(String method, String path, String body) {
     return api.handle(
         ApiRequest.of(method, URI.create(path), body.getBytes(StandardCharsets.UTF_8), false));

@@ -92,6 +92,42 @@ class ScheduleBodyTest {
     assertThat(message.payload()).isNull();
   }
 
+  @Test
+  void shouldTreatAnExplicitNullLikeAnAbsentFieldWhenTheFieldIsOptional() {
+    // when: every optional field but payload is given as null next to a one-shot
+    DelayedMessage message =
+        parse(
+            """
+            {"id": "a", "targetTopic": "t", "after": "1s", "payload": "p",
+             "fireAt": null, "cron": null, "cronType": null, "zone": null, "startAt": null,
+             "endAt": null, "maxFires": null, "misfire": null, "targetKey": null,
+             "targetPartition": null, "payloadBase64": null, "headers": null}
+            """);
+
+    // then: the same message as without them
+    assertThat(message.after()).hasValue(Duration.ofSeconds(1));
+    assertThat(message.fireAt()).isEmpty();
+    assertThat(message.cron()).isEmpty();
+    assertThat(message.targetKey()).isEmpty();
+    assertThat(message.targetPartition()).isEmpty();
+    assertThat(message.payload()).isEqualTo("p".getBytes(StandardCharsets.UTF_8));
+    assertThat(message.headers()).isEmpty();
+  }
+
+  @Test
+  void shouldReadACronScheduleWhenTheOneShotTimesAreNull() {
+    DelayedMessage message =
+        parse(
+            """
+            {"id": "a", "targetTopic": "t", "fireAt": null, "after": null,
+             "cron": "0 0 * * * ?", "zone": "UTC", "payloadBase64": "AA=="}
+            """);
+    assertThat(message.cron()).isPresent();
+    assertThat(message.fireAt()).isEmpty();
+    assertThat(message.after()).isEmpty();
+    assertThat(message.payload()).containsExactly(0);
+  }
+
   @ParameterizedTest(name = "{0}")
   @CsvSource(
       delimiter = '|',
@@ -123,6 +159,15 @@ class ScheduleBodyTest {
         "header not text            | {'id':'a','targetTopic':'t','after':'1s','payload':'','headers':{'n':1}} | BAD_HEADER",
         "negative partition         | {'id':'a','targetTopic':'t','after':'1s','payload':'','targetPartition':-1} | BAD_PARTITION",
         "id of the wrong type       | {'id':7,'targetTopic':'t','after':'1s','payload':''}                   | BAD_REQUEST",
+        "null id                    | {'id':null,'targetTopic':'t','after':'1s','payload':''}                | BAD_ID",
+        "null target                | {'id':'a','targetTopic':null,'after':'1s','payload':''}                | MISSING_TARGET",
+        "the only time is null      | {'id':'a','targetTopic':'t','fireAt':null,'payload':''}                | MISSING_TIME",
+        "an id that says payload    | {'id':'payload','targetTopic':'t','fireAt':null,'payload':''}          | MISSING_TIME",
+        "an id that says fireAt     | {'id':'fireAt','targetTopic':'t','after':'1s','cron':'* * * * * ?','payload':''} | CONFLICTING_TIMES",
+        "the only payload is null   | {'id':'a','targetTopic':'t','after':'1s','payloadBase64':null}         | BAD_REQUEST",
+        "unpaired surrogate in id   | {'id':'a\\uD800','targetTopic':'t','after':'1s','payload':''}        | BAD_ID",
+        "illegal target, id says id | {'id':'id x','targetTopic':'no/slash','after':'1s','payload':''}       | BAD_TARGET",
+        "null unknown field         | {'id':'a','targetTopic':'t','after':'1s','payload':'','fire_at':null}  | BAD_REQUEST",
       })
   void shouldRejectWithTheRequestTopicsCodeWhenTheBodyIsInvalid(
       String why, String body, String code) {
