@@ -116,7 +116,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             targetTopics,
             config.maxFiresPerPunctuation(),
             config.fireCommitIntervalMs(),
-            config.commitIntervalMs(),
             metrics,
             gauges));
     if (!gauges.countSome(scheduleStore, COUNT_STEP)) {
