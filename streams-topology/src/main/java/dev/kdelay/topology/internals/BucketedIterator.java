@@ -13,7 +13,7 @@ import org.rocksdb.Slice;
 /**
  * A forward scan of {@link TimeBucketedBytesStore} over {@code [start, end)}. RocksDB iterators
  * read a snapshot; a scan that started at the store's low-water mark reports each key it yields, so
- * that the mark follows the scan for as long as no write has changed the store under it.
+ * that the mark follows the scan up to the lowest key written since the scan began.
  */
 final class BucketedIterator implements KeyValueIterator<Bytes, byte[]> {
 
@@ -22,9 +22,11 @@ final class BucketedIterator implements KeyValueIterator<Bytes, byte[]> {
   private final Slice upperBound;
   private final RocksIterator iterator;
   private final boolean fromLowWater;
-  private final long epoch;
   private final Consumer<BucketedIterator> onClose;
   private boolean closed;
+
+  /** The lowest key the store wrote since this scan began, or null. */
+  private byte[] lowestWrite;
 
   BucketedIterator(
       TimeBucketedBytesStore store,
@@ -32,7 +34,6 @@ final class BucketedIterator implements KeyValueIterator<Bytes, byte[]> {
       byte[] start,
       byte[] end,
       boolean fromLowWater,
-      long epoch,
       Consumer<BucketedIterator> onClose) {
     this.store = store;
     this.upperBound = end == null ? null : new Slice(end);
@@ -42,7 +43,6 @@ final class BucketedIterator implements KeyValueIterator<Bytes, byte[]> {
     }
     this.iterator = db.newIterator(readOptions);
     this.fromLowWater = fromLowWater;
-    this.epoch = epoch;
     this.onClose = onClose;
     iterator.seek(start);
   }
@@ -63,11 +63,23 @@ final class BucketedIterator implements KeyValueIterator<Bytes, byte[]> {
     byte[] key = iterator.key();
     byte[] value = iterator.value();
     if (fromLowWater) {
-      store.scanReached(key, value, epoch);
+      store.scanReached(this, key, value);
     }
     KeyValue<Bytes, byte[]> entry = KeyValue.pair(Bytes.wrap(key), value);
     iterator.next();
     return entry;
+  }
+
+  /** Notes a write to the store while this scan is open. */
+  void written(byte[] key) {
+    if (lowestWrite == null || TaskKey.before(key, lowestWrite)) {
+      lowestWrite = key;
+    }
+  }
+
+  /** Whether a key below {@code key} was written since this scan began. */
+  boolean wroteBelow(byte[] key) {
+    return lowestWrite != null && TaskKey.before(lowestWrite, key);
   }
 
   @Override

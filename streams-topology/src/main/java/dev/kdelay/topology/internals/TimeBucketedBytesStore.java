@@ -88,16 +88,18 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
   /** Buckets below this key have been removed with a range deletion. */
   private byte[] removedBelow = BELOW_EVERYTHING;
 
-  /** Counts writes, so an iterator knows whether its snapshot still describes the store. */
-  private long writeEpoch;
+  /**
+   * The writer's open scan that started at the low-water mark, or null: the one scan whose keys may
+   * move the mark, told of every write while it is open.
+   */
+  private BucketedIterator markScan;
 
   private long removedBuckets;
 
-  /** The entry the writer's scan yielded last, valid while no write happened since. */
+  /** The entry the writer's scan yielded last, until a write to that key. */
   private byte[] lastScanned;
 
   private byte[] lastScannedValue;
-  private long lastScannedEpoch = -1;
 
   TimeBucketedBytesStore(String name, long bucketWidthMs) {
     this.name = name;
@@ -203,10 +205,7 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
   @Override
   public byte[] delete(Bytes key) {
     // Firing deletes the entry its scan just read: its value is known, no point lookup needed.
-    byte[] old =
-        Arrays.equals(key.get(), lastScanned) && lastScannedEpoch == writeEpoch
-            ? lastScannedValue
-            : get(key);
+    byte[] old = Arrays.equals(key.get(), lastScanned) ? lastScannedValue : get(key);
     deleteKey(key.get());
     return old;
   }
@@ -219,6 +218,7 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     }
     notePosition();
     writer = Thread.currentThread();
+    forgetScanned(key);
     if (Arrays.equals(key, lowWater)) {
       // The lowest possibly-live key is gone: everything up to and including it is deleted.
       advanceLowWater(successor(key));
@@ -247,8 +247,11 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     byte[] end = to == null ? null : successor(to.get());
     boolean fromLowWater = Thread.currentThread() == writer && !TaskKey.before(lowWater, start);
     BucketedIterator iterator =
-        new BucketedIterator(this, db, start, end, fromLowWater, writeEpoch, openIterators::remove);
+        new BucketedIterator(this, db, start, end, fromLowWater, this::closed);
     openIterators.add(iterator);
+    if (fromLowWater) {
+      markScan = iterator;
+    }
     return iterator;
   }
 
@@ -359,10 +362,23 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     }
   }
 
-  /** A write below the mark lowers it; every write invalidates the snapshots of open scans. */
+  private void closed(BucketedIterator iterator) {
+    openIterators.remove(iterator);
+    if (markScan == iterator) {
+      markScan = null;
+    }
+  }
+
+  /**
+   * A write below the mark lowers it. The scan that may move the mark learns of it: its snapshot no
+   * longer shows every live key below the written one.
+   */
   private void noteWritten(byte[] key) {
     writer = Thread.currentThread();
-    writeEpoch++;
+    forgetScanned(key);
+    if (markScan != null) {
+      markScan.written(key);
+    }
     notePosition();
     if (TaskKey.before(key, lowWater)) {
       lowWater = key;
@@ -372,18 +388,29 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
     }
   }
 
+  /** The cached value of the last scanned entry no longer holds once that key is written. */
+  private void forgetScanned(byte[] key) {
+    if (lastScanned != null && Arrays.equals(key, lastScanned)) {
+      lastScanned = null;
+      lastScannedValue = null;
+    }
+  }
+
   /**
-   * Called by a scan that started at or below the mark and has seen no write since it began: every
-   * key below the one it just yielded is deleted.
+   * Called by the scan that started at the mark, for each key it yields: every key below that one
+   * is deleted, unless a write since the scan began put a key below it that its snapshot cannot
+   * show. Writes at or above the key (a fired task's expiry, the next occurrence of a schedule) do
+   * not stop the mark: a scan that fires tasks writes those as it goes, and a mark that stopped at
+   * them would fall behind by every task fired after the first in each punctuation, leaving a
+   * growing run of tombstones for every later scan to step over.
    */
-  void scanReached(byte[] key, byte[] value, long scanEpoch) {
-    if (scanEpoch != writeEpoch) {
+  void scanReached(BucketedIterator scan, byte[] key, byte[] value) {
+    if (scan != markScan) {
       return;
     }
     lastScanned = key;
     lastScannedValue = value;
-    lastScannedEpoch = scanEpoch;
-    if (TaskKey.before(lowWater, key)) {
+    if (!scan.wroteBelow(key) && TaskKey.before(lowWater, key)) {
       advanceLowWater(key);
     }
   }
