@@ -59,6 +59,13 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
 
   private static final byte[] BELOW_EVERYTHING = new byte[0];
 
+  /**
+   * The lowest key there can be: every key starts with its 8-byte due time. The mark starts here,
+   * not at the empty array, so that a scan from {@code TaskKey.prefix(Long.MIN_VALUE)} (the task
+   * store's due scan) counts as starting at the mark.
+   */
+  private static final byte[] LOWEST_KEY = TaskKey.prefix(Long.MIN_VALUE).get();
+
   static {
     RocksDB.loadLibrary();
   }
@@ -80,7 +87,7 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
   private boolean flushOnCommit = true;
 
   /** Every key strictly below this one is deleted. Volatile: queries on other threads read it. */
-  private volatile byte[] lowWater = BELOW_EVERYTHING;
+  private volatile byte[] lowWater = LOWEST_KEY;
 
   /** The thread that last wrote; only its scans may move the low-water mark. */
   private volatile Thread writer;
