@@ -73,6 +73,7 @@ final class FirePunctuator implements Punctuator {
 
   // The punctuation in progress: its wall-clock time and the due time of the last entry handled.
   private long now;
+  private long firstDue;
   private long lastDue;
 
   FirePunctuator(
@@ -82,6 +83,7 @@ final class FirePunctuator implements Punctuator {
       TargetTopics targetTopics,
       int maxFires,
       long fireCommitIntervalMs,
+      long backlogCommitIntervalMs,
       DelayMetrics metrics,
       PartitionState gauges) {
     this.context = context;
@@ -89,7 +91,7 @@ final class FirePunctuator implements Punctuator {
     this.schedules = schedules;
     this.targetTopics = targetTopics;
     this.maxFires = maxFires;
-    this.commits = new FireCommits(fireCommitIntervalMs);
+    this.commits = new FireCommits(fireCommitIntervalMs, backlogCommitIntervalMs);
     this.metrics = metrics;
     this.gauges = gauges;
   }
@@ -105,18 +107,20 @@ final class FirePunctuator implements Punctuator {
       return;
     }
     long started = System.nanoTime();
+    firstDue = Long.MAX_VALUE;
     int handled = tasks.drainDue(now, maxFires, visitor);
     long next = tasks.nextDue();
     // At the limit with entries due still waiting: the oldest of them is due no earlier than the
     // last one handled.
     gauges.punctuated(next, handled >= maxFires && next <= now ? lastDue : next);
     if (handled > 0) {
-      commits.fired(context, now);
+      commits.fired(context, now, Math.max(0, now - firstDue));
       metrics.punctuated(System.nanoTime() - started, handled);
     }
   }
 
   private void onDue(TaskKey key, byte[] value) {
+    firstDue = Math.min(firstDue, key.dueMs());
     lastDue = key.dueMs();
     schedules.onDue(key, value, now, firing);
   }

@@ -116,6 +116,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             targetTopics,
             config.maxFiresPerPunctuation(),
             config.fireCommitIntervalMs(),
+            config.commitIntervalMs(),
             metrics,
             gauges));
     if (!gauges.countSome(scheduleStore, COUNT_STEP)) {

@@ -2,7 +2,16 @@ package dev.kdelay.topology.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.MetricName;
+import org.apache.kafka.common.metrics.Gauge;
+import org.apache.kafka.common.metrics.Metrics;
+import org.apache.kafka.common.utils.Time;
+import org.apache.kafka.streams.StreamsMetrics;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 import org.junit.jupiter.api.Test;
 
 class FireCommitsTest {
@@ -12,13 +21,13 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20);
+          FireCommits commits = new FireCommits(20, 100);
 
-          commits.fired(context, 1_000);
+          commits.fired(context, 1_000, 0);
           assertThat(context.committed()).isTrue();
           context.resetCommit();
 
-          commits.fired(context, 1_005); // 5 ms later: waits
+          commits.fired(context, 1_005, 0); // 5 ms later: waits
           assertThat(context.committed()).isFalse();
           commits.maybeRequest(context, 1_015);
           assertThat(context.committed()).isFalse();
@@ -38,16 +47,112 @@ class FireCommitsTest {
         () -> {
           MockProcessorContext<Object, Object> first = new MockProcessorContext<>();
           MockProcessorContext<Object, Object> second = new MockProcessorContext<>();
-          FireCommits firstTask = new FireCommits(20);
-          FireCommits secondTask = new FireCommits(20);
+          FireCommits firstTask = new FireCommits(20, 100);
+          FireCommits secondTask = new FireCommits(20, 100);
 
-          firstTask.fired(first, 1_000);
-          secondTask.fired(second, 1_001);
+          firstTask.fired(first, 1_000, 0);
+          secondTask.fired(second, 1_001, 0);
 
           assertThat(first.committed()).isTrue();
           assertThat(second.committed()).isFalse();
           secondTask.maybeRequest(second, 1_020);
           assertThat(second.committed()).isTrue();
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldCountTheIntervalFromTheEndOfTheLastCommit() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          AtomicLong commitTotal = new AtomicLong();
+          FireCommits commits = new FireCommits(20, 100, c -> commitTotal::get);
+
+          commits.fired(context, 1_000, 0);
+          assertThat(context.committed()).isTrue();
+          context.resetCommit();
+
+          // the commit takes 30 ms, longer than the interval; the next punctuation sees it ended
+          commitTotal.incrementAndGet();
+          commits.maybeRequest(context, 1_030);
+          commits.fired(context, 1_035, 0);
+          assertThat(context.committed())
+              .as("counted from the request, 35 ms would have passed; from the end, only 5")
+              .isFalse();
+          commits.maybeRequest(context, 1_049);
+          assertThat(context.committed()).isFalse();
+          commits.maybeRequest(context, 1_050);
+          assertThat(context.committed()).isTrue();
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldWaitTheBacklogIntervalWhileFiringLateTasksAndGoBackOnceCaughtUp() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          AtomicLong commitTotal = new AtomicLong();
+          FireCommits commits = new FireCommits(20, 100, c -> commitTotal::get);
+          commits.fired(context, 1_000, 0);
+          context.resetCommit();
+          commitTotal.incrementAndGet(); // that commit ended at 1_010
+          commits.maybeRequest(context, 1_010);
+
+          // when: tasks fire seconds late
+          commits.fired(context, 1_030, 3_000);
+
+          // then: the short interval has passed, the backlog one has not
+          assertThat(context.committed()).isFalse();
+          commits.maybeRequest(context, 1_109);
+          assertThat(context.committed()).isFalse();
+          commits.maybeRequest(context, 1_110);
+          assertThat(context.committed()).isTrue();
+          context.resetCommit();
+          commitTotal.incrementAndGet(); // ended at 1_150
+          commits.maybeRequest(context, 1_150);
+
+          // when: caught up, the next fires are on time
+          commits.fired(context, 1_170, FireCommits.BEHIND_MS);
+
+          // then: back to the short interval
+          assertThat(context.committed()).isTrue();
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldFindTheThreadsCommitTotalAmongKafkaStreamsMetrics() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          assertThat(FireCommits.threadCommitCount(context))
+              .as("no stream-thread metrics in a mock context")
+              .isNull();
+
+          Metrics registry = new Metrics();
+          MetricName name =
+              registry.metricName(
+                  "commit-total",
+                  "stream-thread-metrics",
+                  "",
+                  Map.of("thread-id", Thread.currentThread().getName()));
+          AtomicLong total = new AtomicLong(7);
+          registry.addMetric(name, (Gauge<Long>) (config, now) -> total.get());
+          MockProcessorContext<Object, Object> withMetrics =
+              new MockProcessorContext<>() {
+                @Override
+                public StreamsMetrics metrics() {
+                  return new StreamsMetricsImpl(registry, "client", Time.SYSTEM);
+                }
+              };
+
+          LongSupplier count = FireCommits.threadCommitCount(withMetrics);
+          assertThat(count).isNotNull();
+          assertThat(count.getAsLong()).isEqualTo(7);
+          total.set(8);
+          assertThat(count.getAsLong()).isEqualTo(8);
         };
     runOnOwnThread(thread);
   }
