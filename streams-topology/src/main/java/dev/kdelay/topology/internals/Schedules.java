@@ -149,11 +149,9 @@ final class Schedules {
   }
 
   private Optional<Rejection> pause(String id, ScheduleEntry current, long requestMs) {
-    if (current == null || current.state() == State.CANCELLED) {
-      return rejection(RejectionReason.NOT_APPLICABLE, "pause: no schedule has this id");
-    }
-    if (current.state() == State.FIRED) {
-      return rejection(RejectionReason.NOT_APPLICABLE, "pause: this one-shot task already fired");
+    Optional<Rejection> refused = notLive("pause", current);
+    if (refused.isPresent()) {
+      return refused;
     }
     if (current.state() == State.PAUSED) {
       putEntry(id, current, new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs));
@@ -161,14 +159,9 @@ final class Schedules {
     }
     TaskKey pending = TaskKey.fire(current.dueMs(), id);
     byte[] task = tasks.get(pending);
-    Optional<StoredTask> decoded = decode(task);
-    if (task != null && decoded.isEmpty()) {
-      return unreadable("pause");
-    }
-    if (decoded.isEmpty() || !decoded.get().schedule().recurring()) {
-      return rejection(
-          RejectionReason.NOT_APPLICABLE,
-          "pause applies to recurring schedules; this one is one-shot");
+    refused = notRecurring("pause", task);
+    if (refused.isPresent()) {
+      return refused;
     }
     tasks.delete(pending);
     tasks.put(TaskKey.paused(id), task);
@@ -181,24 +174,13 @@ final class Schedules {
    * pause are skipped, whatever the misfire policy, since pausing means they should not fire.
    */
   private Optional<Rejection> resume(String id, ScheduleEntry current, long requestMs, long nowMs) {
-    if (current == null || current.state() == State.CANCELLED) {
-      return rejection(RejectionReason.NOT_APPLICABLE, "resume: no schedule has this id");
-    }
-    if (current.state() == State.FIRED) {
-      return rejection(RejectionReason.NOT_APPLICABLE, "resume: this one-shot task already fired");
+    Optional<Rejection> refused = notLive("resume", current);
+    if (refused.isPresent()) {
+      return refused;
     }
     if (current.state() == State.SCHEDULED) {
-      byte[] pending = tasks.get(TaskKey.fire(current.dueMs(), id));
-      Optional<StoredTask> decoded = decode(pending);
-      if (pending != null && decoded.isEmpty()) {
-        return unreadable("resume");
-      }
-      if (decoded.isEmpty() || !decoded.get().schedule().recurring()) {
-        return rejection(
-            RejectionReason.NOT_APPLICABLE,
-            "resume applies to recurring schedules; this one is one-shot");
-      }
-      return Optional.empty(); // running, not paused: nothing to do
+      // Running, not paused: nothing to do, unless the request does not apply at all.
+      return notRecurring("resume", tasks.get(TaskKey.fire(current.dueMs(), id)));
     }
     byte[] value = tasks.get(TaskKey.paused(id));
     if (value == null) {
@@ -220,6 +202,35 @@ final class Schedules {
       return Optional.empty();
     }
     store(id, current, next.getAsLong(), task, requestMs);
+    return Optional.empty();
+  }
+
+  /** Why a pause or resume does not apply to an id with no live schedule, if it has none. */
+  private Optional<Rejection> notLive(String action, ScheduleEntry current) {
+    if (current == null || current.state() == State.CANCELLED) {
+      return rejection(RejectionReason.NOT_APPLICABLE, action + ": no schedule has this id");
+    }
+    if (current.state() == State.FIRED) {
+      return rejection(
+          RejectionReason.NOT_APPLICABLE, action + ": this one-shot task already fired");
+    }
+    return Optional.empty();
+  }
+
+  /**
+   * Why a pause or resume does not apply to a scheduled id's stored task, if it does not: the task
+   * cannot be read, or it is a one-shot.
+   */
+  private Optional<Rejection> notRecurring(String action, byte[] task) {
+    Optional<StoredTask> decoded = decode(task);
+    if (task != null && decoded.isEmpty()) {
+      return unreadable(action);
+    }
+    if (decoded.isEmpty() || !decoded.get().schedule().recurring()) {
+      return rejection(
+          RejectionReason.NOT_APPLICABLE,
+          action + " applies to recurring schedules; this one is one-shot");
+    }
     return Optional.empty();
   }
 
