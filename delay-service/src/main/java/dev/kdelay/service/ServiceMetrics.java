@@ -31,6 +31,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
+import java.util.function.ToLongFunction;
 import org.apache.kafka.streams.KafkaStreams;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -321,25 +322,22 @@ final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   }
 
   private double pendingTasks() {
-    long sum = 0;
-    for (PartitionGauges partition : partitions.values()) {
-      long pending = partition.pendingTasks();
-      if (pending == PartitionGauges.COUNTING) {
-        return Double.NaN;
-      }
-      sum += pending;
-    }
-    return sum;
+    return countOverPartitions(PartitionGauges::pendingTasks);
   }
 
   private double pausedSchedules() {
+    return countOverPartitions(PartitionGauges::pausedSchedules);
+  }
+
+  /** The sum of a count over this instance's partitions; NaN while any is still counting. */
+  private double countOverPartitions(ToLongFunction<PartitionGauges> count) {
     long sum = 0;
     for (PartitionGauges partition : partitions.values()) {
-      long paused = partition.pausedSchedules();
-      if (paused == PartitionGauges.COUNTING) {
+      long value = count.applyAsLong(partition);
+      if (value == PartitionGauges.COUNTING) {
         return Double.NaN;
       }
-      sum += paused;
+      sum += value;
     }
     return sum;
   }
