@@ -354,6 +354,9 @@ public final class TimeBucketedBytesStore implements KeyValueStore<Bytes, byte[]
 
   /** Applies changelog records in one write batch; a null value is a delete. */
   void restoreAll(Collection<KeyValue<byte[], byte[]>> records) {
+    // Restored deletes are not noted one by one: no cached value survives a restore.
+    lastScanned = null;
+    lastScannedValue = null;
     try (WriteBatch batch = new WriteBatch()) {
       for (KeyValue<byte[], byte[]> record : records) {
         if (record.value == null) {

@@ -338,6 +338,21 @@ class TimeBucketedBytesStoreTest {
   }
 
   @Test
+  void shouldNotAnswerADeleteFromAScanMadeBeforeARestoreDeletedTheEntry() {
+    Bytes key = TaskKey.fire(1, "a").toBytes();
+    store.put(key, value("old"));
+    try (KeyValueIterator<Bytes, byte[]> scan = store.all()) {
+      scan.next();
+    }
+
+    List<KeyValue<byte[], byte[]>> changelog = new ArrayList<>();
+    changelog.add(KeyValue.pair(key.get(), null));
+    store.restoreAll(changelog);
+
+    assertThat(store.delete(key)).isNull();
+  }
+
+  @Test
   void shouldReturnTheOldValueOnDelete() {
     Bytes key = TaskKey.fire(1, "x").toBytes();
     store.put(key, value("old"));
