@@ -138,65 +138,17 @@ record Settings(
 
   /** These settings with another number of runs per figure. */
   Settings withRuns(int count) {
-    return new Settings(
-        mode,
-        count,
-        throughputRecords,
-        throughputDelayMs,
-        latenessDuration,
-        latenessLeadMs,
-        latenessWindows,
-        fixedRates,
-        maxRateAttempts,
-        rateStep,
-        burstTasks,
-        capacityTasks,
-        capacityLatenessDuration,
-        runBudget,
-        fillBudget,
-        parts);
+    return with(count, throughputRecords, capacityTasks, parts);
   }
 
   /** These settings with another number of records per throughput run. */
   Settings withThroughputRecords(int records) {
-    return new Settings(
-        mode,
-        runs,
-        records,
-        throughputDelayMs,
-        latenessDuration,
-        latenessLeadMs,
-        latenessWindows,
-        fixedRates,
-        maxRateAttempts,
-        rateStep,
-        burstTasks,
-        capacityTasks,
-        capacityLatenessDuration,
-        runBudget,
-        fillBudget,
-        parts);
+    return with(runs, records, capacityTasks, parts);
   }
 
   /** These settings with another number of pending tasks for the capacity part. */
   Settings withCapacityTasks(int tasks) {
-    return new Settings(
-        mode,
-        runs,
-        throughputRecords,
-        throughputDelayMs,
-        latenessDuration,
-        latenessLeadMs,
-        latenessWindows,
-        fixedRates,
-        maxRateAttempts,
-        rateStep,
-        burstTasks,
-        tasks,
-        capacityLatenessDuration,
-        runBudget,
-        fillBudget,
-        parts);
+    return with(runs, throughputRecords, tasks, parts);
   }
 
   /**
@@ -210,6 +162,11 @@ record Settings(
         throw new IllegalArgumentException("unknown part " + part + "; parts are " + PARTS);
       }
     }
+    return with(runs, throughputRecords, capacityTasks, Set.copyOf(only));
+  }
+
+  /** These settings with the fields the command line can override replaced. */
+  private Settings with(int runs, int throughputRecords, int capacityTasks, Set<String> parts) {
     return new Settings(
         mode,
         runs,
@@ -226,6 +183,6 @@ record Settings(
         capacityLatenessDuration,
         runBudget,
         fillBudget,
-        Set.copyOf(only));
+        parts);
   }
 }
