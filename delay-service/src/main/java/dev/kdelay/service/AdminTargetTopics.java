@@ -1,6 +1,7 @@
 package dev.kdelay.service;
 
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.time.Duration;
 import java.util.List;
@@ -28,6 +29,9 @@ import org.slf4j.LoggerFactory;
 final class AdminTargetTopics implements TargetTopics, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(AdminTargetTopics.class);
+
+  private static final int ABSENT = 0;
+  private static final int UNKNOWN = -1;
 
   private final Admin admin;
   private final Duration lookupTimeout;
@@ -58,7 +62,29 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
   }
 
   @Override
-  public int partitions(String topic) {
+  public TargetTopic lookUp(String topic) {
+    return describe(partitions(topic));
+  }
+
+  @Override
+  public TargetTopic cached(String topic) {
+    Entry known = topics.get(topic);
+    if (known == null) {
+      refresher.execute(() -> partitions(topic));
+      return TargetTopic.UNKNOWN;
+    }
+    return describe(known.partitions());
+  }
+
+  private static TargetTopic describe(int partitions) {
+    return switch (partitions) {
+      case ABSENT -> TargetTopic.ABSENT;
+      case UNKNOWN -> TargetTopic.UNKNOWN;
+      default -> TargetTopic.present(partitions);
+    };
+  }
+
+  private int partitions(String topic) {
     Entry known = topics.get(topic);
     long now = System.currentTimeMillis();
     if (known != null
@@ -66,14 +92,14 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
             || now - known.checkedAtMs() < absentRetention.toMillis())) {
       return known.partitions();
     }
-    int partitions = lookUp(topic);
+    int partitions = fetch(topic);
     if (partitions != UNKNOWN) {
       topics.put(topic, new Entry(partitions, now));
     }
     return partitions;
   }
 
-  private int lookUp(String topic) {
+  private int fetch(String topic) {
     KafkaFuture<TopicDescription> description =
         admin
             .describeTopics(
@@ -104,7 +130,7 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
   /** Re-checks every known topic, so deletions and partition changes are noticed. */
   private void refresh() {
     for (String topic : List.copyOf(topics.keySet())) {
-      int partitions = lookUp(topic);
+      int partitions = fetch(topic);
       if (partitions != UNKNOWN) {
         Entry previous = topics.put(topic, new Entry(partitions, System.currentTimeMillis()));
         if (previous != null && previous.partitions() != partitions) {

@@ -1,31 +1,61 @@
 package dev.kdelay.topology;
 
 /**
- * What kdelay knows of the topics requests target: whether they exist and how many partitions they
- * have. Checked when a request arrives (a missing topic or partition is dead-lettered at once) and
- * again when a task fires (a topic deleted since is dead-lettered, never handed to a producer that
- * would block on its metadata and stall the stream thread).
+ * What kdelay knows of the topics requests target ({@link TargetTopic}). Checked when a request
+ * arrives (a missing, refused or too small topic is dead-lettered at once) and again when a task
+ * fires (a topic deleted or changed since is dead-lettered, never handed to a producer whose
+ * transaction the broker's refusal would fail).
  *
- * <p>Implementations are called on stream threads; a first look-up of a topic may block briefly,
- * later ones must answer from memory.
+ * <p>Implementations are called on stream threads and keep what they learn in a bounded cache that
+ * a background thread refreshes.
  */
-@FunctionalInterface
 public interface TargetTopics {
 
-  /** {@link #partitions} of a topic that does not exist. */
-  int ABSENT = 0;
+  /** Checks nothing: every topic may exist and has no limits. For tests and tools. */
+  TargetTopics UNCHECKED =
+      new TargetTopics() {
+        @Override
+        public TargetTopic lookUp(String topic) {
+          return TargetTopic.UNKNOWN;
+        }
 
-  /** {@link #partitions} of a topic whose existence cannot be told now (the cluster is slow). */
-  int UNKNOWN = -1;
-
-  /** Checks nothing: every topic may exist. For tests and for clusters that create on demand. */
-  TargetTopics UNCHECKED = topic -> UNKNOWN;
+        @Override
+        public TargetTopic cached(String topic) {
+          return TargetTopic.UNKNOWN;
+        }
+      };
 
   /**
-   * The partition count of a topic.
+   * What is known of a topic, for a request that names it. A topic not seen before may be looked
+   * up, waiting a short bounded time; later calls answer from memory.
    *
    * @param topic a legal topic name
-   * @return its partition count, {@link #ABSENT} or {@link #UNKNOWN}
+   * @return its description, {@link TargetTopic#UNKNOWN} if the cluster did not answer in time
    */
-  int partitions(String topic);
+  TargetTopic lookUp(String topic);
+
+  /**
+   * What is known of a topic, for a task about to fire: answers from memory and never waits. A
+   * topic not in memory is {@link TargetTopic#UNKNOWN}, and a look-up of it starts in the
+   * background.
+   *
+   * @param topic a legal topic name
+   * @return its description, or {@link TargetTopic#UNKNOWN}
+   */
+  TargetTopic cached(String topic);
+
+  /** A fixed answer for every topic, for tests: {@code topic -> TargetTopic.present(3)}. */
+  static TargetTopics of(java.util.function.Function<String, TargetTopic> answer) {
+    return new TargetTopics() {
+      @Override
+      public TargetTopic lookUp(String topic) {
+        return answer.apply(topic);
+      }
+
+      @Override
+      public TargetTopic cached(String topic) {
+        return answer.apply(topic);
+      }
+    };
+  }
 }

@@ -35,7 +35,11 @@ class EveryRejectionTest {
         new DelayDriver(
             stateDir,
             Map.of(DelayConfig.MAX_PAYLOAD_BYTES_CONFIG, 100),
-            topic -> topics.getOrDefault(topic, TargetTopics.ABSENT))) {
+            TargetTopics.of(
+                topic ->
+                    topics.containsKey(topic)
+                        ? TargetTopic.present(topics.get(topic))
+                        : TargetTopic.ABSENT))) {
       Header target = header(DelayHeaders.TARGET_TOPIC, TARGET);
       Header soon = header(DelayHeaders.AFTER, "1000");
       Map<RejectionReason, Runnable> requests = new LinkedHashMap<>();

@@ -30,7 +30,13 @@ class TargetTopicsTest {
     topics.put(TARGET, 3);
     delay =
         new DelayDriver(
-            stateDir, Map.of(), topic -> topics.getOrDefault(topic, TargetTopics.ABSENT));
+            stateDir,
+            Map.of(),
+            TargetTopics.of(
+                topic ->
+                    topics.containsKey(topic)
+                        ? TargetTopic.present(topics.get(topic))
+                        : TargetTopic.ABSENT));
   }
 
   @AfterEach

@@ -6,6 +6,7 @@ import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.PartitionGauges;
+import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -168,8 +169,9 @@ final class FirePunctuator implements Punctuator {
 
   /** Whether the target is known to be gone (deleted after the task was scheduled). */
   private Optional<Rejection> undeliverable(FiredKey key) {
-    int partitions = targetTopics.partitions(key.topic());
-    if (partitions == TargetTopics.ABSENT) {
+    TargetTopic topic = targetTopics.cached(key.topic());
+    int partitions = topic.partitions();
+    if (topic.status() == TargetTopic.Status.ABSENT) {
       return Optional.of(
           new Rejection(
               RejectionReason.UNKNOWN_TOPIC,

@@ -12,6 +12,7 @@ import dev.kdelay.schemas.Target;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -190,8 +191,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   }
 
   private Optional<Rejection> missing(Target target) {
-    int partitions = targetTopics.partitions(target.topic());
-    if (partitions == TargetTopics.ABSENT) {
+    TargetTopic topic = targetTopics.lookUp(target.topic());
+    int partitions = topic.partitions();
+    if (topic.status() == TargetTopic.Status.ABSENT) {
       return Optional.of(
           new Rejection(
               RejectionReason.UNKNOWN_TOPIC,
