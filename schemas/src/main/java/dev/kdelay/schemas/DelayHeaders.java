@@ -85,6 +85,13 @@ public final class DelayHeaders {
   /** Dead-letter records: a human-readable explanation of the rejection. */
   public static final String ERROR_MESSAGE = "delay-error-message";
 
+  /**
+   * Dead-letter records: what was left out of a dead letter that would not fit the dead-letter
+   * topic whole, with sizes: {@code value (1048600 bytes)}, then {@code headers (3, 900000 bytes)},
+   * then {@code key (...)}, each only when leaving out the ones before was not enough.
+   */
+  public static final String ERROR_OMITTED = "delay-error-omitted";
+
   /** Headers that steer a request; they are consumed by kdelay and never carried. */
   public static final Set<String> REQUEST_HEADERS =
       Set.of(
@@ -107,7 +114,8 @@ public final class DelayHeaders {
    * them has it removed, so that a fired record holds exactly one trustworthy value of each.
    */
   public static final Set<String> OUTPUT_HEADERS =
-      Set.of(ID, IDEMPOTENCY_KEY, DUE_AT, FIRED_AT, OCCURRENCE, ERROR, ERROR_MESSAGE);
+      Set.of(
+          ID, IDEMPOTENCY_KEY, DUE_AT, FIRED_AT, OCCURRENCE, ERROR, ERROR_MESSAGE, ERROR_OMITTED);
 
   private DelayHeaders() {}
 

@@ -49,5 +49,12 @@ public enum RejectionReason {
    * code of a request refused because the state it needs cannot be read: a pause or resume of an
    * unreadable stored task, or any request for an id whose schedules-store entry is unreadable.
    */
-  UNREADABLE_TASK
+  UNREADABLE_TASK,
+  /**
+   * Not a request's fault: a task came due but its target refuses the fired record (too large for
+   * the topic's {@code max.message.bytes} or the producer's {@code max.request.size}, no write
+   * permission, a timestamp the topic no longer accepts). The message names the broker's error. The
+   * dead letter carries the fired record's key, payload and headers and {@code delay-target-topic}.
+   */
+  UNDELIVERABLE
 }

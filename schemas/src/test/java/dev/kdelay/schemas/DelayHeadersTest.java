@@ -38,7 +38,8 @@ class DelayHeadersTest {
             "delay-fired-at",
             "delay-occurrence",
             "delay-error",
-            "delay-error-message");
+            "delay-error-message",
+            "delay-error-omitted");
     assertThat(DelayHeaders.ID).isEqualTo("delay-id");
     assertThat(DelayHeaders.IDEMPOTENCY_KEY).isEqualTo("delay-idempotency-key");
     assertThat(DelayHeaders.DUE_AT).isEqualTo("delay-due-at");

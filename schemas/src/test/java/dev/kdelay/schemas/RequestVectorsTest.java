@@ -44,7 +44,8 @@ class RequestVectorsTest {
           RejectionReason.TARGET_NOT_ALLOWED,
           RejectionReason.SUPERSEDED,
           RejectionReason.NOT_APPLICABLE,
-          RejectionReason.UNREADABLE_TASK);
+          RejectionReason.UNREADABLE_TASK,
+          RejectionReason.UNDELIVERABLE);
 
   static Stream<Arguments> vectors() {
     return allVectors().stream().map(v -> Arguments.of(v.get("name").asText(), v));
