@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.OptionalInt;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.utils.Utils;
 
 /**
  * The binary form of a {@link StoredTask}, the value of the task store and of its changelog.
@@ -91,6 +92,40 @@ public final class StoredTaskCodec {
     }
     out.i64(task.occurrence());
     return out.toByteArray();
+  }
+
+  /**
+   * The length of a task's binary form, without encoding it: lets a request be refused before a
+   * changelog record too large for the producer is ever written.
+   *
+   * @param task the task
+   * @return {@code encode(task).length}
+   */
+  public static int encodedLength(StoredTask task) {
+    Schedule schedule = task.schedule();
+    Target target = schedule.target();
+    long length = 2 + strLength(target.topic());
+    length += target.key() != null ? bytesLength(target.key()) : 0;
+    length += target.partition().isPresent() ? 4 : 0;
+    length += schedule.payload() != null ? bytesLength(schedule.payload()) : 0;
+    length += 4;
+    for (Header header : schedule.headers()) {
+      length += strLength(header.key()) + bytesLength(header.value());
+    }
+    if (schedule.timing() instanceof CronSpec cron) {
+      length += strLength(cron.expression()) + 1 + strLength(cron.zone().getId()) + 3 * 8 + 1;
+    } else {
+      length += 8;
+    }
+    return (int) Math.min(Integer.MAX_VALUE, length + 8);
+  }
+
+  private static long strLength(String value) {
+    return 4 + Utils.utf8Length(value);
+  }
+
+  private static long bytesLength(byte[] value) {
+    return 4 + (value == null ? 0 : value.length);
   }
 
   /**

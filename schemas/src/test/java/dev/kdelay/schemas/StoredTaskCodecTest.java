@@ -390,6 +390,7 @@ class StoredTaskCodecTest {
 
   private static StoredTask assertRoundTrip(StoredTask task) {
     byte[] encoded = StoredTaskCodec.encode(task);
+    assertThat(StoredTaskCodec.encodedLength(task)).as("encodedLength").isEqualTo(encoded.length);
     StoredTask decoded = StoredTaskCodec.decode(encoded);
     assertThat(decoded).isEqualTo(task);
     assertThat(decoded.schedule().target().key()).isEqualTo(task.schedule().target().key());
