@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
+import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -230,6 +231,8 @@ public final class DelayService implements AutoCloseable {
             ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
     targetTopics = new AdminTargetTopics(targetAdmin, ready.targetTopicsRefresh());
     Properties properties = ready.streamsProperties();
+    DeliveryQuarantine quarantine = new DeliveryQuarantine(ready);
+    quarantine.install(properties);
     HostInfo self = null;
     if (ready.httpPort() != 0) {
       // Bound before Kafka Streams exists: its application.server must name the real port.
@@ -237,9 +240,10 @@ public final class DelayService implements AutoCloseable {
       self = new HostInfo(advertisedHost(ready), http.port());
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
-    streams = new KafkaStreams(DelayTopology.build(ready, targetTopics, metrics), properties);
+    streams =
+        new KafkaStreams(DelayTopology.build(ready, targetTopics, metrics, quarantine), properties);
     streams.setUncaughtExceptionHandler(
-        new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC()));
+        new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC(), quarantine));
     streams.setStateListener(this::onStateChange);
     streams.setGlobalStateRestoreListener(restoreProgress);
     metrics.bind(streams);

@@ -1,11 +1,13 @@
 package dev.kdelay.service;
 
+import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
+import java.util.Set;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -24,16 +26,28 @@ final class ReplaceThreadHandler implements StreamsUncaughtExceptionHandler {
   private final Duration window;
   private final Clock clock;
   private final Deque<Instant> failures = new ArrayDeque<>();
+  private final DeliveryQuarantine quarantine;
 
-  ReplaceThreadHandler(int maxFailures, Duration window, Clock clock) {
+  ReplaceThreadHandler(
+      int maxFailures, Duration window, Clock clock, DeliveryQuarantine quarantine) {
     this.maxFailures = maxFailures;
     this.window = window;
     this.clock = clock;
+    this.quarantine = quarantine;
   }
 
   /** Runs on the failing stream thread; several may fail at once, hence synchronized. */
   @Override
   public synchronized StreamThreadExceptionResponse handle(Throwable exception) {
+    // A target that refused kdelay's write for want of permission is fatal to Kafka Streams,
+    // so the production exception handler never saw it: hold that topic's fires back, or the
+    // replaced thread would fire into the same refusal.
+    Set<String> refused = quarantine.learn(exception);
+    if (!refused.isEmpty()) {
+      log.warn(
+          "event=target-topics-quarantined topics={} reason=TOPIC_AUTHORIZATION_FAILED",
+          LogValues.quote(String.join(",", refused)));
+    }
     Instant now = clock.instant();
     failures.addLast(now);
     while (failures.peekFirst().isBefore(now.minus(window))) {

@@ -141,6 +141,13 @@ public final class DelayConfig extends AbstractConfig {
       "How long a cancel is remembered, so that an older schedule for the same id arriving late"
           + " (from a client with another partitioner) cannot revive it.";
 
+  public static final String MAX_CLOCK_SKEW_CONFIG = "delay.max.clock.skew.ms";
+  private static final String MAX_CLOCK_SKEW_DOC =
+      "How far ahead of kdelay's clock a request's timestamp may be. Requests for one id apply in"
+          + " timestamp order, and delay-after counts from the timestamp, so a producer whose clock"
+          + " runs years ahead would otherwise pin its ids: nothing older could cancel or replace"
+          + " them. A request stamped further ahead counts as stamped when kdelay reads it.";
+
   public static final String FIRED_RETENTION_CONFIG = "delay.fired.retention.ms";
   private static final String FIRED_RETENTION_DOC =
       "How long a fired one-shot task is remembered: its status reads 'fired', and an older"
@@ -326,6 +333,13 @@ public final class DelayConfig extends AbstractConfig {
               Importance.LOW,
               CANCEL_RETENTION_DOC)
           .define(
+              MAX_CLOCK_SKEW_CONFIG,
+              Type.LONG,
+              Duration.ofMinutes(1).toMillis(),
+              atLeast(0),
+              Importance.LOW,
+              MAX_CLOCK_SKEW_DOC)
+          .define(
               FIRED_RETENTION_CONFIG,
               Type.LONG,
               Duration.ofHours(1).toMillis(),
@@ -497,6 +511,33 @@ public final class DelayConfig extends AbstractConfig {
   }
 
   /** How long a fired one-shot task is remembered; 0 forgets it at once. */
+  /** How far ahead of kdelay's clock a request's timestamp is believed. */
+  public long maxClockSkewMs() {
+    return getLong(MAX_CLOCK_SKEW_CONFIG);
+  }
+
+  /**
+   * The stream threads' producer {@code max.request.size}, as Kafka Streams resolves it: the {@code
+   * producer.}-prefixed key wins over the plain one. A record larger than this fails the producer's
+   * transaction, so kdelay never hands it one.
+   */
+  public int producerMaxRequestBytes() {
+    Object value = producerSetting(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+    return value == null ? PRODUCER_MAX_REQUEST_BYTES : Integer.parseInt(value.toString().trim());
+  }
+
+  /** Whether the stream threads' producer compresses: then a batch is smaller than its records. */
+  public boolean producerCompresses() {
+    Object value = producerSetting(ProducerConfig.COMPRESSION_TYPE_CONFIG);
+    return value != null && !"none".equalsIgnoreCase(value.toString().trim());
+  }
+
+  private Object producerSetting(String key) {
+    Map<String, Object> kafka = kafkaProperties();
+    Object prefixed = kafka.get(StreamsConfig.producerPrefix(key));
+    return prefixed != null ? prefixed : kafka.get(key);
+  }
+
   public long firedRetentionMs() {
     return getLong(FIRED_RETENTION_CONFIG);
   }
@@ -550,6 +591,9 @@ public final class DelayConfig extends AbstractConfig {
             });
     return kafka;
   }
+
+  /** The producer's default {@code max.request.size}. */
+  private static final int PRODUCER_MAX_REQUEST_BYTES = 1024 * 1024;
 
   /** The producer's linger under exactly-once: longer than a fire commit's window. */
   private static final int EXACTLY_ONCE_LINGER_MS = 100;

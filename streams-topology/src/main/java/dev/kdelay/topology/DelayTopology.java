@@ -83,7 +83,36 @@ public final class DelayTopology {
    */
   public static Topology build(
       DelayConfig config, TargetTopics targetTopics, DelayMetrics metrics) {
+    return build(config, targetTopics, metrics, new DeliveryQuarantine(config));
+  }
+
+  /**
+   * Builds the topology as the service runs it: with a check of target topics, a metrics listener
+   * and the quarantine of records the producer refused, which must also be {@linkplain
+   * DeliveryQuarantine#install installed} in the properties the {@code KafkaStreams} is created
+   * with.
+   *
+   * <pre>{@code
+   * DeliveryQuarantine quarantine = new DeliveryQuarantine(config);
+   * Properties props = config.streamsProperties();
+   * quarantine.install(props);
+   * new KafkaStreams(DelayTopology.build(config, targetTopics, metrics, quarantine), props);
+   * }</pre>
+   *
+   * @param config the service configuration
+   * @param targetTopics what is known of the target topics
+   * @param metrics told of every request, fire and punctuation, on the stream threads
+   * @param quarantine the records the producer refused, shared by every stream thread
+   * @return a topology ready for {@code new KafkaStreams(topology, props)}
+   * @throws NullPointerException if an argument is null
+   */
+  public static Topology build(
+      DelayConfig config,
+      TargetTopics targetTopics,
+      DelayMetrics metrics,
+      DeliveryQuarantine quarantine) {
     Objects.requireNonNull(config, "config cannot be null");
+    Objects.requireNonNull(quarantine, "quarantine cannot be null");
     Objects.requireNonNull(targetTopics, "targetTopics cannot be null");
     Objects.requireNonNull(metrics, "metrics cannot be null");
     ByteArrayDeserializer bytesIn = new ByteArrayDeserializer();
@@ -98,7 +127,7 @@ public final class DelayTopology {
         .addSource(Names.REROUTED_SOURCE, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
             Names.PROCESSOR,
-            () -> new RequestProcessor(config, targetTopics, metrics),
+            () -> new RequestProcessor(config, targetTopics, metrics, quarantine),
             Names.REQUESTS_SOURCE,
             Names.REROUTED_SOURCE)
         .addStateStore(

@@ -42,18 +42,35 @@ final class DelayDriver implements AutoCloseable {
   }
 
   DelayDriver(Path stateDir, Map<String, Object> overrides, TargetTopics targetTopics) {
+    this(stateDir, overrides, targetTopics, null);
+  }
+
+  /** With a quarantine of refused records; null: a fresh one of the driver's own. */
+  DelayDriver(
+      Path stateDir,
+      Map<String, Object> overrides,
+      TargetTopics targetTopics,
+      DeliveryQuarantine quarantine) {
+    this.config = config(stateDir, overrides);
+    Properties props = config.streamsProperties();
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+    DeliveryQuarantine refused = quarantine != null ? quarantine : new DeliveryQuarantine(config);
+    this.driver =
+        new TopologyTestDriver(
+            DelayTopology.build(config, targetTopics, DelayMetrics.NOOP, refused), props, START);
+    ByteArraySerializer out = new ByteArraySerializer();
+    this.requests = driver.createInputTopic(config.requestsTopic(), out, out);
+    this.rerouted = driver.createInputTopic(config.rerouteTopic(), out, out);
+  }
+
+  /** The configuration every driver runs with, plus overrides. */
+  static DelayConfig config(Path stateDir, Map<String, Object> overrides) {
     Map<String, Object> settings = new HashMap<>();
     settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-test");
     settings.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     settings.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     settings.putAll(overrides);
-    this.config = new DelayConfig(settings);
-    Properties props = config.streamsProperties();
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
-    this.driver = new TopologyTestDriver(DelayTopology.build(config, targetTopics), props, START);
-    ByteArraySerializer out = new ByteArraySerializer();
-    this.requests = driver.createInputTopic(config.requestsTopic(), out, out);
-    this.rerouted = driver.createInputTopic(config.rerouteTopic(), out, out);
+    return new DelayConfig(settings);
   }
 
   /** Pipes a request stamped with the current wall-clock time. */

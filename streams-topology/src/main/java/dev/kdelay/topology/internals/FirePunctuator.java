@@ -6,8 +6,6 @@ import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.PartitionGauges;
-import dev.kdelay.topology.TargetTopic;
-import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
@@ -48,7 +46,8 @@ final class FirePunctuator implements Punctuator {
   private final ProcessorContext<Object, Object> context;
   private final TaskStore tasks;
   private final Schedules schedules;
-  private final TargetTopics targetTopics;
+  private final DeliveryCheck check;
+  private final DeadLetters deadLetters;
   private final int maxFires;
   private final FireCommits commits;
   private final DelayMetrics metrics;
@@ -67,7 +66,7 @@ final class FirePunctuator implements Punctuator {
               "event=unreadable-task id={} due={} dead-lettered; the task store may be corrupt",
               LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
               deadLetter.timestamp());
-          context.forward(deadLetter, Names.DLQ_SINK);
+          deadLetters.write(deadLetter);
           metrics.taskUndeliverable(RejectionReason.UNREADABLE_TASK);
         }
       };
@@ -81,7 +80,8 @@ final class FirePunctuator implements Punctuator {
       ProcessorContext<Object, Object> context,
       TaskStore tasks,
       Schedules schedules,
-      TargetTopics targetTopics,
+      DeliveryCheck check,
+      DeadLetters deadLetters,
       int maxFires,
       long fireCommitIntervalMs,
       long backlogCommitIntervalMs,
@@ -90,7 +90,8 @@ final class FirePunctuator implements Punctuator {
     this.context = context;
     this.tasks = tasks;
     this.schedules = schedules;
-    this.targetTopics = targetTopics;
+    this.check = check;
+    this.deadLetters = deadLetters;
     this.maxFires = maxFires;
     this.commits = new FireCommits(fireCommitIntervalMs, backlogCommitIntervalMs);
     this.metrics = metrics;
@@ -127,18 +128,21 @@ final class FirePunctuator implements Punctuator {
   }
 
   private void send(Record<FiredKey, byte[]> record) {
-    Optional<Rejection> undeliverable = undeliverable(record.key());
+    Optional<Rejection> undeliverable = check.atFire(record, now);
     if (undeliverable.isPresent()) {
-      // Never hand a producer a topic it would block on for max.block.ms: the task is not lost,
-      // it goes to the dead-letter topic with its fired headers and the reason.
-      context.forward(OutputRecords.undeliverable(record, undeliverable.get()), Names.DLQ_SINK);
+      // Never hand the producer a record the broker would refuse: under exactly-once that fails
+      // the transaction of every task of the thread. The task is not lost: it goes to the
+      // dead-letter topic with its fired headers and the reason, in this same transaction, which
+      // also removes it from the store.
+      deadLetters.write(OutputRecords.undeliverable(record, undeliverable.get()));
       metrics.taskUndeliverable(undeliverable.get().reason());
       if (log.isDebugEnabled()) {
         log.debug(
-            "event=undeliverable id={} topic={} reason={}",
+            "event=undeliverable id={} topic={} reason={} message={}",
             scheduleId(record),
             LogValues.quote(record.key().topic()),
-            undeliverable.get().reason());
+            undeliverable.get().reason(),
+            LogValues.quote(undeliverable.get().message()));
       }
       return;
     }
@@ -165,30 +169,5 @@ final class FirePunctuator implements Punctuator {
     Header id = record.headers().lastHeader(DelayHeaders.ID);
     return LogValues.quote(
         id == null || id.value() == null ? null : new String(id.value(), StandardCharsets.UTF_8));
-  }
-
-  /** Whether the target is known to be gone (deleted after the task was scheduled). */
-  private Optional<Rejection> undeliverable(FiredKey key) {
-    TargetTopic topic = targetTopics.cached(key.topic());
-    int partitions = topic.partitions();
-    if (topic.status() == TargetTopic.Status.ABSENT) {
-      return Optional.of(
-          new Rejection(
-              RejectionReason.UNKNOWN_TOPIC,
-              "target topic '" + key.topic() + "' no longer exists; the task could not be fired"));
-    }
-    if (partitions > 0 && key.partition() >= partitions) {
-      return Optional.of(
-          new Rejection(
-              RejectionReason.BAD_PARTITION,
-              "target topic '"
-                  + key.topic()
-                  + "' has "
-                  + partitions
-                  + " partitions; partition "
-                  + key.partition()
-                  + " no longer exists"));
-    }
-    return Optional.empty();
   }
 }

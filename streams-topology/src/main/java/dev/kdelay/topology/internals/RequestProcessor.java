@@ -8,11 +8,10 @@ import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.RequestLimits;
 import dev.kdelay.schemas.RequestParser;
-import dev.kdelay.schemas.Target;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
-import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -58,24 +57,40 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   private final DelayConfig config;
   private final RequestParser parser;
-  private final TargetPolicy targets;
   private final TargetTopics targetTopics;
   private final DelayMetrics metrics;
+  private final DeliveryQuarantine quarantine;
+  private final Deliverability deliverability;
+  private final DeliveryCheck check;
   private ProcessorContext<Object, Object> context;
+  private DeadLetters deadLetters;
   private Schedules schedules;
   private PartitionState gauges;
   private Cancellable counting;
 
   /** Creates the processor of a configuration. */
   public RequestProcessor(DelayConfig config, TargetTopics targetTopics) {
-    this(config, targetTopics, DelayMetrics.NOOP);
+    this(config, targetTopics, DelayMetrics.NOOP, new DeliveryQuarantine(config));
   }
 
-  /** Creates the processor of a configuration, reporting to a metrics listener. */
-  public RequestProcessor(DelayConfig config, TargetTopics targetTopics, DelayMetrics metrics) {
+  /**
+   * Creates the processor of a configuration, reporting to a metrics listener.
+   *
+   * @param quarantine the records the producer refused, shared with the instance's {@link
+   *     dev.kdelay.topology.DeliveryFailureHandler}
+   */
+  public RequestProcessor(
+      DelayConfig config,
+      TargetTopics targetTopics,
+      DelayMetrics metrics,
+      DeliveryQuarantine quarantine) {
     this.targetTopics = targetTopics;
     this.metrics = metrics;
     this.config = config;
+    this.quarantine = quarantine;
+    this.deliverability = Deliverability.of(config);
+    this.check =
+        new DeliveryCheck(new TargetPolicy(config), targetTopics, deliverability, quarantine);
     this.parser =
         new RequestParser(
             new RequestLimits(
@@ -83,12 +98,15 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 config.maxPayloadBytes(),
                 config.maxHeaders(),
                 config.horizonMs()));
-    this.targets = new TargetPolicy(config);
   }
 
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
+    this.deadLetters =
+        new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
+    // Learn the dead-letter topic's limits now, not when the first dead letter is due.
+    targetTopics.lookUp(config.dlqTopic());
     KeyValueStore<Bytes, byte[]> taskStore = context.getStateStore(Names.TASKS_STORE);
     KeyValueStore<Bytes, byte[]> scheduleStore = context.getStateStore(Names.SCHEDULES_STORE);
     TaskStore tasks = new TaskStore(taskStore);
@@ -114,7 +132,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             context,
             tasks,
             schedules,
-            targetTopics,
+            check,
+            deadLetters,
             config.maxFiresPerPunctuation(),
             config.fireCommitIntervalMs(),
             config.commitIntervalMs(),
@@ -143,20 +162,23 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   @Override
   public void process(Record<byte[], byte[]> record) {
+    long now = context.currentSystemTimeMs();
     if (misrouted(record)) {
-      context.forward(record, Names.REROUTE_SINK);
-      metrics.requestRerouted();
+      reroute(record);
       return;
     }
-    long now = context.currentSystemTimeMs();
     ParseResult result =
-        parser.parse(record.key(), record.value(), record.headers(), record.timestamp(), now);
+        parser.parse(record.key(), record.value(), record.headers(), stamped(record, now), now);
     if (result instanceof ParseResult.Rejected rejected) {
       deadLetter(record, actionOf(record), rejected.rejection());
       return;
     }
     DelayRequest request = ((ParseResult.Accepted) result).request();
-    Optional<Rejection> refused = refusedTarget(request).or(() -> schedules.apply(request, now));
+    Optional<Rejection> refused =
+        (request.schedule() == null
+                ? Optional.<Rejection>empty()
+                : check.atIntake(request.id(), request.schedule()))
+            .or(() -> schedules.apply(request, now));
     if (refused.isPresent()) {
       deadLetter(record, request.action(), refused.get());
     } else {
@@ -179,41 +201,48 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     return Action.fromWireName(new String(action.value(), StandardCharsets.UTF_8)).orElse(null);
   }
 
-  private Optional<Rejection> refusedTarget(DelayRequest request) {
-    if (request.schedule() == null) {
-      return Optional.empty();
+  /**
+   * The time a request counts as stamped: its record timestamp, unless that lies further ahead of
+   * kdelay's clock than {@code delay.max.clock.skew.ms}. Requests for an id apply in timestamp
+   * order, so one from a producer whose clock runs years ahead would pin the id: no cancel or
+   * replacement stamped by a correct clock could overtake it.
+   */
+  private long stamped(Record<byte[], byte[]> record, long now) {
+    if (record.timestamp() - now <= config.maxClockSkewMs()) {
+      return record.timestamp();
     }
-    Target target = request.schedule().target();
-    return targets
-        .refusal(target.topic())
-        .map(why -> new Rejection(RejectionReason.TARGET_NOT_ALLOWED, why))
-        .or(() -> missing(target));
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "event=clock-skew id={} stamped={} now={} counted_as={}",
+          LogValues.quote(
+              record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8)),
+          record.timestamp(),
+          now,
+          now);
+    }
+    return now;
   }
 
-  private Optional<Rejection> missing(Target target) {
-    TargetTopic topic = targetTopics.lookUp(target.topic());
-    int partitions = topic.partitions();
-    if (topic.status() == TargetTopic.Status.ABSENT) {
-      return Optional.of(
-          new Rejection(
-              RejectionReason.UNKNOWN_TOPIC,
-              "target topic '" + target.topic() + "' does not exist; create it first"));
+  /**
+   * Forwards a request to the partition its id hashes to, unless the producer refused that once
+   * already: then it is dead-lettered, since the reroute topic will not take it.
+   */
+  private void reroute(Record<byte[], byte[]> record) {
+    if (!quarantine.isEmpty()) {
+      Optional<DeliveryQuarantine.Refusal> refused =
+          quarantine.refusal(DeliveryQuarantine.reroutedCause(record.key(), record.timestamp()));
+      if (refused.isPresent()) {
+        deadLetter(
+            record,
+            actionOf(record),
+            new Rejection(
+                RejectionReason.UNDELIVERABLE,
+                "the reroute topic refused this request: " + refused.get().error()));
+        return;
+      }
     }
-    if (partitions > 0
-        && target.partition().isPresent()
-        && target.partition().getAsInt() >= partitions) {
-      return Optional.of(
-          new Rejection(
-              RejectionReason.BAD_PARTITION,
-              "target topic '"
-                  + target.topic()
-                  + "' has "
-                  + partitions
-                  + " partitions; partition "
-                  + target.partition().getAsInt()
-                  + " does not exist"));
-    }
-    return Optional.empty();
+    context.forward(record, Names.REROUTE_SINK);
+    metrics.requestRerouted();
   }
 
   /**
@@ -244,6 +273,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
           rejection.reason(),
           LogValues.quote(rejection.message()));
     }
-    context.forward(OutputRecords.deadLetter(record, rejection), Names.DLQ_SINK);
+    deadLetters.write(OutputRecords.deadLetter(record, rejection));
   }
 }

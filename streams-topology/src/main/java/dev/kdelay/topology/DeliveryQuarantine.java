@@ -1,0 +1,245 @@
+package dev.kdelay.topology;
+
+import dev.kdelay.schemas.DelayHeaders;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import java.util.Properties;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.function.LongSupplier;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * The records the producer refused, remembered so that the same record is never handed to it again:
+ * kdelay's safety net for what its deliverability checks could not foresee.
+ *
+ * <p>Under exactly-once a refused record fails the whole transaction: the stream thread stops, its
+ * tasks are revived from their changelogs, and everything since the last commit runs again. Were
+ * the refused record simply written again, that would repeat forever. Instead {@link
+ * DeliveryFailureHandler} records its cause here before the thread fails, and on the second try
+ * kdelay writes a dead letter in its place:
+ *
+ * <ul>
+ *   <li>a fired record ({@link #firedCause}) is dead-lettered as {@code UNDELIVERABLE};
+ *   <li>a dead letter ({@link #deadLetterCause}) is written without its value and carried headers,
+ *       and, refused again, dropped with an ERROR log line: the one loss left, for a dead-letter
+ *       topic that refuses even a few hundred bytes;
+ *   <li>a request forwarded to the reroute topic ({@link #reroutedCause}) is dead-lettered;
+ *   <li>a topic kdelay may not write to ({@link #topicRefused}) gets no fired records for a while.
+ * </ul>
+ *
+ * <p>Exactly once still holds: the failed transaction is aborted, so neither the refused record nor
+ * the removal of its task is visible; the retry removes the task and writes the dead letter in one
+ * new transaction. Each task is fired once or dead-lettered once, never both, never neither.
+ *
+ * <p>The memory is per instance and bounded: a partition that moves to another instance costs that
+ * instance one failed transaction per refused record before it learns the same. Thread-safe: the
+ * handler runs on producer I/O threads, the checks on stream threads.
+ */
+public final class DeliveryQuarantine {
+
+  /** The key under which {@link #install} hands this object to {@link DeliveryFailureHandler}. */
+  public static final String CONFIG = "kdelay.delivery.quarantine";
+
+  /** How long a topic that refused kdelay's writes gets no fired records, before it is tried. */
+  static final long TOPIC_REFUSAL_MS = 60_000;
+
+  private static final int CAPACITY = 10_000;
+
+  private final DelayConfig config;
+  private final LongSupplier clock;
+  private final Map<String, Refusal> refusals =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, Refusal> eldest) {
+          return size() > CAPACITY;
+        }
+      };
+  private final Map<String, TopicRefusal> topics = new LinkedHashMap<>();
+
+  // Read without the lock on every fire: a stream thread asks only once anything was refused.
+  private volatile boolean empty = true;
+
+  /**
+   * How often the records written for one cause were refused, and the broker's last word.
+   *
+   * @param count refusals so far, at least 1
+   * @param error the error's name and message, such as {@code MESSAGE_TOO_LARGE: ...}
+   */
+  public record Refusal(int count, String error) {}
+
+  private record TopicRefusal(String error, long untilMs) {}
+
+  /**
+   * Creates an empty quarantine on the system clock.
+   *
+   * @param config the service's configuration, for the names of its own topics
+   */
+  public DeliveryQuarantine(DelayConfig config) {
+    this(config, System::currentTimeMillis);
+  }
+
+  /**
+   * Creates an empty quarantine.
+   *
+   * @param config the service's configuration, for the names of its own topics
+   * @param clock epoch milliseconds
+   */
+  public DeliveryQuarantine(DelayConfig config, LongSupplier clock) {
+    this.config = Objects.requireNonNull(config, "config cannot be null");
+    this.clock = Objects.requireNonNull(clock, "clock cannot be null");
+  }
+
+  /**
+   * Sets Kafka Streams up to report refused records here: {@link DeliveryFailureHandler} as the
+   * production exception handler, and this object for it to find.
+   *
+   * @param streamsProperties the properties {@code KafkaStreams} is created with
+   */
+  public void install(Properties streamsProperties) {
+    streamsProperties.put(
+        StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeliveryFailureHandler.class);
+    streamsProperties.put(CONFIG, this);
+  }
+
+  /** The cause of a fired record: its idempotency key. */
+  public static String firedCause(String idempotencyKey) {
+    return "fired:" + idempotencyKey;
+  }
+
+  /**
+   * The cause of a dead letter: its timestamp, code and message, which every form of it keeps (its
+   * key and value may be left out) and a retry writes again. Two dead letters alike in all three
+   * share a cause; then both are written in their smallest form, never lost for it.
+   */
+  public static String deadLetterCause(long timestamp, Headers headers) {
+    return "dead-letter:"
+        + timestamp
+        + "/"
+        + text(headers.lastHeader(DelayHeaders.ERROR))
+        + "/"
+        + text(headers.lastHeader(DelayHeaders.ERROR_MESSAGE)).hashCode();
+  }
+
+  /** The cause of a request forwarded to the reroute topic. */
+  public static String reroutedCause(byte[] key, long timestamp) {
+    return "rerouted:" + Arrays.hashCode(key) + "@" + timestamp;
+  }
+
+  /**
+   * The cause of a record kdelay wrote, told from the record alone (the handler's context names
+   * whatever the stream thread is processing when the broker's answer arrives, not the record's
+   * origin).
+   *
+   * @return the cause, or empty for a record this class does not quarantine (changelogs)
+   */
+  Optional<String> causeOf(String topic, byte[] key, Long timestamp, Headers headers) {
+    long stamp = timestamp == null ? -1 : timestamp;
+    if (topic.equals(config.dlqTopic())) {
+      return Optional.of(deadLetterCause(stamp, headers));
+    }
+    if (topic.equals(config.rerouteTopic())) {
+      return Optional.of(reroutedCause(key, stamp));
+    }
+    Header idempotencyKey = headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
+    if (idempotencyKey != null && !topic.endsWith("-changelog")) {
+      return Optional.of(firedCause(text(idempotencyKey)));
+    }
+    return Optional.empty();
+  }
+
+  /** Whether nothing was ever refused: then no record needs checking against the quarantine. */
+  public boolean isEmpty() {
+    return empty;
+  }
+
+  /** Remembers that the producer refused a record written for this cause. */
+  synchronized void refused(String cause, String error) {
+    Refusal previous = refusals.get(cause);
+    refusals.put(cause, new Refusal(previous == null ? 1 : previous.count() + 1, error));
+    empty = false;
+  }
+
+  /** Whether records written for this cause were refused before. */
+  public synchronized Optional<Refusal> refusal(String cause) {
+    if (refusals.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.ofNullable(refusals.get(cause));
+  }
+
+  /**
+   * Learns from a stream thread's failure: a topic that refused kdelay's writes for want of
+   * permission (Kafka Streams treats that as fatal, so {@link DeliveryFailureHandler} never sees
+   * it) gets no fired records for {@link #TOPIC_REFUSAL_MS}; its due tasks are dead-lettered.
+   *
+   * <p>kdelay's own topics are never quarantined: a service that may not write to them cannot work
+   * at all.
+   *
+   * @param failure what the stream thread died of
+   * @return the topics quarantined, empty if the failure was of another kind
+   */
+  public synchronized Set<String> learn(Throwable failure) {
+    Set<String> learned = new TreeSet<>();
+    for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
+      if (cause instanceof TopicAuthorizationException denied) {
+        for (String topic : denied.unauthorizedTopics()) {
+          if (!isOwn(topic)) {
+            topics.put(
+                topic,
+                new TopicRefusal(
+                    "TOPIC_AUTHORIZATION_FAILED: " + denied.getMessage(),
+                    clock.getAsLong() + TOPIC_REFUSAL_MS));
+            learned.add(topic);
+            empty = false;
+          }
+        }
+      }
+      if (cause.getCause() == cause) {
+        break;
+      }
+    }
+    return learned;
+  }
+
+  /** Why fired records to this topic are held back, if they are. */
+  public synchronized Optional<String> topicRefusal(String topic) {
+    if (topics.isEmpty()) {
+      return Optional.empty();
+    }
+    TopicRefusal refusal = topics.get(topic);
+    if (refusal == null) {
+      return Optional.empty();
+    }
+    if (clock.getAsLong() >= refusal.untilMs()) {
+      topics.remove(topic);
+      return Optional.empty();
+    }
+    return Optional.of(refusal.error());
+  }
+
+  private boolean isOwn(String topic) {
+    return topic.equals(config.dlqTopic())
+        || topic.equals(config.requestsTopic())
+        || topic.equals(config.rerouteTopic())
+        || topic.startsWith(config.applicationId() + "-");
+  }
+
+  private static String text(Header header) {
+    return header == null || header.value() == null
+        ? ""
+        : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
+  @Override
+  public synchronized String toString() {
+    return "DeliveryQuarantine(records=" + refusals.size() + ", topics=" + topics.size() + ")";
+  }
+}

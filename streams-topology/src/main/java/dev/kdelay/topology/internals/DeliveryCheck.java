@@ -1,0 +1,73 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.schemas.Schedule;
+import dev.kdelay.topology.DeliveryQuarantine;
+import dev.kdelay.topology.TargetTopics;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.streams.processor.api.Record;
+
+/**
+ * Whether a target takes what kdelay would write to it: the one place that asks the {@link
+ * TargetPolicy}, what {@link TargetTopics} knows of the topic ({@link Deliverability}), and the
+ * {@link DeliveryQuarantine} of records the producer already refused.
+ *
+ * <p>Runs on stream threads; at fire time it answers from memory.
+ */
+final class DeliveryCheck {
+
+  private final TargetPolicy policy;
+  private final TargetTopics topics;
+  private final Deliverability deliverability;
+  private final DeliveryQuarantine quarantine;
+
+  DeliveryCheck(
+      TargetPolicy policy,
+      TargetTopics topics,
+      Deliverability deliverability,
+      DeliveryQuarantine quarantine) {
+    this.policy = policy;
+    this.topics = topics;
+    this.deliverability = deliverability;
+    this.quarantine = quarantine;
+  }
+
+  /** Why a schedule request may not be accepted for its target, or empty. */
+  Optional<Rejection> atIntake(String id, Schedule schedule) {
+    String topic = schedule.target().topic();
+    Optional<String> refusal = policy.refusal(topic);
+    if (refusal.isPresent()) {
+      return Optional.of(new Rejection(RejectionReason.TARGET_NOT_ALLOWED, refusal.get()));
+    }
+    return deliverability.atIntake(id, schedule, topics.lookUp(topic));
+  }
+
+  /** Why a due task's fired record must not reach the producer now, or empty. */
+  Optional<Rejection> atFire(Record<FiredKey, byte[]> fired, long nowMs) {
+    if (!quarantine.isEmpty()) {
+      Optional<Rejection> quarantined = quarantined(fired);
+      if (quarantined.isPresent()) {
+        return quarantined;
+      }
+    }
+    return deliverability.atFire(fired, topics.cached(fired.key().topic()), nowMs);
+  }
+
+  private Optional<Rejection> quarantined(Record<FiredKey, byte[]> fired) {
+    Header key = fired.headers().lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
+    Optional<String> error =
+        quarantine
+            .refusal(DeliveryQuarantine.firedCause(new String(key.value(), StandardCharsets.UTF_8)))
+            .map(DeliveryQuarantine.Refusal::error)
+            .or(() -> quarantine.topicRefusal(fired.key().topic()));
+    return error.map(
+        why ->
+            new Rejection(
+                RejectionReason.UNDELIVERABLE,
+                "the target refused this record before, so it is not sent again: " + why));
+  }
+}

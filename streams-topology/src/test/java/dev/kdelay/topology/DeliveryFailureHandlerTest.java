@@ -1,0 +1,90 @@
+package dev.kdelay.topology;
+
+import static dev.kdelay.topology.DelayDriver.bytes;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kdelay.schemas.DelayHeaders;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.ProductionExceptionHandler.Result;
+import org.junit.jupiter.api.Test;
+
+class DeliveryFailureHandlerTest {
+
+  private final DelayConfig config = new DelayConfig(Map.of());
+  private final DeliveryQuarantine quarantine = new DeliveryQuarantine(config);
+  private final DeliveryFailureHandler handler = installed();
+
+  @Test
+  void shouldQuarantineARefusedFiredRecordByItsIdempotencyKeyAndFail() {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add("traceparent", bytes("x"));
+    headers.add(DelayHeaders.IDEMPOTENCY_KEY, bytes("order-1@1700000000000"));
+    ProducerRecord<byte[], byte[]> fired =
+        new ProducerRecord<>("orders", null, 1_700_000_000_000L, bytes("k"), bytes("v"), headers);
+
+    Result result =
+        handler.handleError(null, fired, new RecordTooLargeException("too large")).result();
+
+    assertThat(result).isEqualTo(Result.FAIL);
+    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("order-1@1700000000000")))
+        .hasValueSatisfying(
+            refusal -> {
+              assertThat(refusal.count()).isEqualTo(1);
+              assertThat(refusal.error()).isEqualTo("MESSAGE_TOO_LARGE: too large");
+            });
+  }
+
+  @Test
+  void shouldQuarantineARefusedDeadLetterByItsTimestampCodeAndMessage() {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(DelayHeaders.ERROR, bytes("BAD_TIME"));
+    headers.add(DelayHeaders.ERROR_MESSAGE, bytes("delay-fire-at is not a time"));
+    ProducerRecord<byte[], byte[]> deadLetter =
+        new ProducerRecord<>(config.dlqTopic(), null, 42L, null, null, headers);
+
+    handler.handleError(null, deadLetter, new InvalidTimestampException("old"));
+    handler.handleError(null, deadLetter, new InvalidTimestampException("old"));
+
+    assertThat(quarantine.refusal(DeliveryQuarantine.deadLetterCause(42L, headers)))
+        .hasValueSatisfying(refusal -> assertThat(refusal.count()).isEqualTo(2));
+  }
+
+  @Test
+  void shouldFailWithoutQuarantiningARecordItCannotTraceToATask() {
+    ProducerRecord<byte[], byte[]> changelog =
+        new ProducerRecord<>("kdelay-delay-tasks-changelog", bytes("k"), bytes("v"));
+
+    Result result =
+        handler.handleError(null, changelog, new RecordTooLargeException("too large")).result();
+
+    assertThat(result).isEqualTo(Result.FAIL);
+    assertThat(quarantine.isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldRefuseToStartWithoutTheQuarantineOfItsInstance() {
+    assertThatThrownBy(() -> new DeliveryFailureHandler().configure(Map.of()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining(DeliveryQuarantine.CONFIG);
+  }
+
+  private DeliveryFailureHandler installed() {
+    Properties props = new Properties();
+    quarantine.install(props);
+    assertThat(props.get(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG))
+        .isEqualTo(DeliveryFailureHandler.class);
+    DeliveryFailureHandler installed = new DeliveryFailureHandler();
+    @SuppressWarnings("unchecked")
+    Map<String, Object> configs = (Map<String, Object>) (Map<?, ?>) props;
+    installed.configure(configs);
+    return installed;
+  }
+}
