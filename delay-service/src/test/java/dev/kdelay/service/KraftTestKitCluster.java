@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import java.util.Map;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
@@ -8,7 +9,7 @@ import org.apache.kafka.common.test.TestKitNodes;
  * Kafka, no Docker needed. Tuned like kdelay's embedded broker: one replica for every internal
  * topic, transactions that need one in-sync replica, no initial rebalance delay.
  */
-final class KraftTestKitCluster implements KafkaTestCluster {
+public final class KraftTestKitCluster implements KafkaTestCluster {
 
   private final KafkaClusterTestKit cluster;
 
@@ -17,14 +18,34 @@ final class KraftTestKitCluster implements KafkaTestCluster {
   }
 
   static KraftTestKitCluster start() throws Exception {
+    return start(Map.of());
+  }
+
+  /**
+   * A cluster with Kafka's ACL authorizer: every principal may do anything no ACL speaks of, so a
+   * test denies what it wants denied (say, WRITE on one topic for {@code User:ANONYMOUS}, the
+   * principal of every PLAINTEXT client).
+   */
+  public static KraftTestKitCluster startWithAuthorizer() throws Exception {
+    return start(
+        Map.of(
+            "authorizer.class.name",
+            "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
+            "allow.everyone.if.no.acl.found",
+            "true"));
+  }
+
+  private static KraftTestKitCluster start(Map<String, String> extra) throws Exception {
     TestKitNodes nodes =
         new TestKitNodes.Builder()
             .setCombined(true)
             .setNumBrokerNodes(1)
             .setNumControllerNodes(1)
             .build();
+    KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes);
+    extra.forEach(builder::setConfigProp);
     KafkaClusterTestKit cluster =
-        new KafkaClusterTestKit.Builder(nodes)
+        builder
             .setConfigProp("offsets.topic.replication.factor", "1")
             .setConfigProp("offsets.topic.num.partitions", "5")
             .setConfigProp("transaction.state.log.replication.factor", "1")
