@@ -8,6 +8,7 @@ import dev.kdelay.schemas.StoredTaskCodec;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.TargetTopic;
 import java.util.Optional;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
@@ -77,7 +78,9 @@ final class Deliverability {
     long stored =
         RecordSize.BATCH_OVERHEAD
             + RecordSize.MAX_RECORD_OVERHEAD
-            + TaskKey.fire(0, id).toBytes().get().length
+            + TaskKey.DUE_BYTES
+            + 1
+            + Utils.utf8Length(id)
             + StoredTaskCodec.encodedLength(new StoredTask(schedule, WIDEST))
             + 10;
     if (stored > maxRequestBytes) {

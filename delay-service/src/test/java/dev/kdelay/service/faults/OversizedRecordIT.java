@@ -1,0 +1,149 @@
+package dev.kdelay.service.faults;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.faults.CommittedRecords.Received;
+import dev.kdelay.topology.DelayConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Records too large for where they go, among 1,000 healthy tasks due around them, over a real
+ * broker: a payload larger than its target topic takes, and a rejected request whose dead letter
+ * would be larger than the dead-letter topic takes, are dead-lettered once and stop nothing; a
+ * target that shrank after intake costs one failed transaction, not a loop.
+ */
+@Tag("integration")
+@ExtendWith(KafkaClusterExtension.class)
+class OversizedRecordIT {
+
+  @TempDir Path stateDir;
+
+  private Admin admin;
+
+  @BeforeEach
+  void connect(KafkaTestCluster kafka) {
+    admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()));
+  }
+
+  @AfterEach
+  void disconnect() {
+    admin.close();
+  }
+
+  @Test
+  void shouldDeadLetterOversizedRecordsOnceAndFireTheOthersWithoutAThreadFailure(
+      KafkaTestCluster kafka) throws Exception {
+    try (IsolationScenario scenario = scenario(kafka, "oversized", Duration.ofSeconds(30))) {
+      // given: a target that takes records of at most 1,000 bytes
+      String small = scenario.topic("small");
+      createTopic(small, Map.of("max.message.bytes", "1000"));
+      long dueMs = System.currentTimeMillis() + 4_000;
+      // a 2,000-byte payload for it
+      ProducerRecord<byte[], byte[]> tooLarge =
+          scenario.request("too-large", small, dueMs, bytes(2_000));
+      // a request rejected for a 600 KB garbage delay-fire-at, with a payload that brings it near
+      // 1 MiB: echoed whole, its dead letter would outgrow the dead-letter topic
+      ProducerRecord<byte[], byte[]> garbage =
+          scenario.request(
+              "garbage", scenario.topic("open"), dueMs, bytes(1_048_576 - 600_000 - 400));
+      garbage.headers().remove(DelayHeaders.FIRE_AT);
+      garbage.headers().add(DelayHeaders.FIRE_AT, bytes(600_000));
+
+      // when
+      scenario.sendAround(dueMs, List.of(tooLarge, garbage));
+
+      // then
+      List<Received> dead = scenario.finish(2);
+      assertThat(dead)
+          .extracting(IsolationScenario::key)
+          .containsExactlyInAnyOrder("too-large", "garbage");
+      Received large = byKey(dead, "too-large");
+      assertThat(large.header(DelayHeaders.ERROR)).isEqualTo("TOO_LARGE");
+      assertThat(large.header(DelayHeaders.ERROR_MESSAGE)).contains("max.message.bytes");
+      assertThat(large.record().value()).hasSize(2_000);
+      Received echoed = byKey(dead, "garbage");
+      assertThat(echoed.header(DelayHeaders.ERROR)).isEqualTo("BAD_TIME");
+      assertThat(echoed.header(DelayHeaders.ERROR_MESSAGE)).hasSizeLessThan(500);
+      assertThat(scenario.threadFailures()).as("stream thread failures").isZero();
+    }
+  }
+
+  @Test
+  void shouldDeadLetterOnceATaskWhoseTargetShrankAfterIntake(KafkaTestCluster kafka)
+      throws Exception {
+    // given: kdelay's metadata of the target is stale when the task fires (refreshed every 10 min)
+    try (IsolationScenario scenario = scenario(kafka, "shrunk", Duration.ofMinutes(10))) {
+      String shrinking = scenario.topic("shrinking");
+      createTopic(shrinking, Map.of());
+      long dueMs = System.currentTimeMillis() + 8_000;
+      scenario.sendAround(dueMs, List.of(scenario.request("big", shrinking, dueMs, bytes(2_000))));
+      scenario.awaitApplied();
+
+      // when: the topic's limit drops below the record before it is due
+      admin
+          .incrementalAlterConfigs(
+              Map.of(
+                  new ConfigResource(ConfigResource.Type.TOPIC, shrinking),
+                  List.of(
+                      new AlterConfigOp(
+                          new ConfigEntry("max.message.bytes", "1000"), AlterConfigOp.OpType.SET))))
+          .all()
+          .get();
+
+      // then: the broker refused it once; the retry dead-lettered it
+      Received dead = scenario.finish(1).get(0);
+      assertThat(IsolationScenario.key(dead)).isEqualTo("big");
+      assertThat(dead.header(DelayHeaders.ERROR)).isEqualTo("UNDELIVERABLE");
+      assertThat(dead.header(DelayHeaders.ERROR_MESSAGE)).contains("MESSAGE_TOO_LARGE");
+      assertThat(dead.record().value()).hasSize(2_000);
+      assertThat(scenario.threadFailures()).as("stream thread failures").isEqualTo(1);
+    }
+  }
+
+  private IsolationScenario scenario(KafkaTestCluster kafka, String name, Duration refresh)
+      throws Exception {
+    return new IsolationScenario(
+        name,
+        kafka.bootstrapServers(),
+        admin,
+        stateDir,
+        Map.of(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, refresh.toMillis()));
+  }
+
+  private void createTopic(String topic, Map<String, String> configs) throws Exception {
+    admin.createTopics(List.of(new NewTopic(topic, 3, (short) 1).configs(configs))).all().get();
+  }
+
+  private static Received byKey(Collection<Received> records, String key) {
+    return records.stream()
+        .filter(r -> key.equals(IsolationScenario.key(r)))
+        .findFirst()
+        .orElseThrow();
+  }
+
+  private static byte[] bytes(int length) {
+    byte[] bytes = new byte[length];
+    Arrays.fill(bytes, (byte) '7');
+    return bytes;
+  }
+}
