@@ -1,9 +1,11 @@
 package dev.kdelay.topology;
 
+import dev.kdelay.topology.internals.RecordSize;
 import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
 import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
@@ -48,6 +50,10 @@ public final class DeliveryFailureHandler implements ProductionExceptionHandler 
     Optional<String> cause =
         quarantine.causeOf(record.topic(), record.key(), record.timestamp(), record.headers());
     cause.ifPresent(known -> quarantine.refused(known, error));
+    if (exception instanceof RecordTooLargeException && cause.isPresent()) {
+      quarantine.sizeRefused(
+          record.topic(), RecordSize.of(record.key(), record.value(), record.headers()));
+    }
     log.error(
         "event=record-refused topic={} cause={} error={} response={}",
         LogValues.quote(record.topic()),

@@ -7,6 +7,7 @@ import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
@@ -51,6 +52,9 @@ public final class DeliveryQuarantine {
   /** How long a topic that refused kdelay's writes gets no fired records, before it is tried. */
   static final long TOPIC_REFUSAL_MS = 60_000;
 
+  /** How long a size a topic refused is held against later records to it. */
+  static final long SIZE_REFUSAL_MS = 10 * 60_000;
+
   private static final int CAPACITY = 10_000;
 
   private final DelayConfig config;
@@ -63,6 +67,13 @@ public final class DeliveryQuarantine {
         }
       };
   private final Map<String, TopicRefusal> topics = new LinkedHashMap<>();
+  private final Map<String, SizeRefusal> sizes =
+      new LinkedHashMap<>(16, 0.75f, true) {
+        @Override
+        protected boolean removeEldestEntry(Map.Entry<String, SizeRefusal> eldest) {
+          return size() > CAPACITY;
+        }
+      };
 
   // Read without the lock on every fire: a stream thread asks only once anything was refused.
   private volatile boolean empty = true;
@@ -76,6 +87,8 @@ public final class DeliveryQuarantine {
   public record Refusal(int count, String error) {}
 
   private record TopicRefusal(String error, long untilMs) {}
+
+  private record SizeRefusal(long bytes, long untilMs) {}
 
   /**
    * Creates an empty quarantine on the system clock.
@@ -165,6 +178,32 @@ public final class DeliveryQuarantine {
     Refusal previous = refusals.get(cause);
     refusals.put(cause, new Refusal(previous == null ? 1 : previous.count() + 1, error));
     empty = false;
+  }
+
+  /**
+   * Remembers that a topic refused a record of this size as too large: its {@code
+   * max.message.bytes} shrank since kdelay last read it. Until the topic's metadata is read again,
+   * every record at least this large to it would fail a transaction of its own, so each is
+   * dead-lettered instead; the smallest refused size counts, for {@link #SIZE_REFUSAL_MS}.
+   */
+  synchronized void sizeRefused(String topic, long bytes) {
+    SizeRefusal previous = sizes.get(topic);
+    long smallest = previous == null ? bytes : Math.min(previous.bytes(), bytes);
+    sizes.put(topic, new SizeRefusal(smallest, clock.getAsLong() + SIZE_REFUSAL_MS));
+    empty = false;
+  }
+
+  /** The smallest record size this topic refused lately, if it refused any. */
+  public synchronized OptionalLong refusedSize(String topic) {
+    SizeRefusal refusal = sizes.get(topic);
+    if (refusal == null) {
+      return OptionalLong.empty();
+    }
+    if (clock.getAsLong() >= refusal.untilMs()) {
+      sizes.remove(topic);
+      return OptionalLong.empty();
+    }
+    return OptionalLong.of(refusal.bytes());
   }
 
   /** Whether records written for this cause were refused before. */

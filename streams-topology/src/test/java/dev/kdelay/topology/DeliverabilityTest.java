@@ -157,6 +157,26 @@ class DeliverabilityTest {
   }
 
   @Test
+  void shouldDeadLetterTasksAsLargeAsOneTheTopicRefusedWithoutTryingThem() {
+    DelayConfig config = DelayDriver.config(stateDir, Map.of());
+    DeliveryQuarantine quarantine = new DeliveryQuarantine(config);
+    try (DelayDriver delay = new DelayDriver(stateDir, Map.of(), targetTopics, quarantine)) {
+      Instant due = delay.now().plusSeconds(1);
+      delay.scheduleAt("large", due, "x".repeat(2000));
+      delay.scheduleAt("small", due, "x".repeat(100));
+
+      // when: the topic refused a 1,500-byte record (its max.message.bytes shrank)
+      quarantine.sizeRefused(TARGET, 1500);
+      delay.advanceTo(due.plusMillis(10));
+
+      // then
+      assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly("small");
+      assertThat(headerText(single(delay.deadLetters()).headers(), DelayHeaders.ERROR_MESSAGE))
+          .startsWith("MESSAGE_TOO_LARGE: topic 'target' refused a record of 1500 bytes lately");
+    }
+  }
+
+  @Test
   void shouldHoldBackFiresToATopicThatRefusedKdelaysWrites() {
     DelayConfig config = DelayDriver.config(stateDir, Map.of());
     DeliveryQuarantine quarantine = new DeliveryQuarantine(config);

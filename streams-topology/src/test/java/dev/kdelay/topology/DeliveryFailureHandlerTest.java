@@ -40,6 +40,7 @@ class DeliveryFailureHandlerTest {
               assertThat(refusal.count()).isEqualTo(1);
               assertThat(refusal.error()).isEqualTo("MESSAGE_TOO_LARGE: too large");
             });
+    assertThat(quarantine.refusedSize("orders")).isPresent();
   }
 
   @Test

@@ -96,7 +96,11 @@ class OversizedRecordIT {
       String shrinking = scenario.topic("shrinking");
       createTopic(shrinking, Map.of());
       long dueMs = System.currentTimeMillis() + 8_000;
-      scenario.sendAround(dueMs, List.of(scenario.request("big", shrinking, dueMs, bytes(2_000))));
+      scenario.sendAround(
+          dueMs,
+          List.of(
+              scenario.request("big", shrinking, dueMs, bytes(2_000)),
+              scenario.request("bigger", shrinking, dueMs + 200, bytes(3_000))));
       scenario.awaitApplied();
 
       // when: the topic's limit drops below the record before it is due
@@ -110,12 +114,19 @@ class OversizedRecordIT {
           .all()
           .get();
 
-      // then: the broker refused it once; the retry dead-lettered it
-      Received dead = scenario.finish(1).get(0);
-      assertThat(IsolationScenario.key(dead)).isEqualTo("big");
-      assertThat(dead.header(DelayHeaders.ERROR)).isEqualTo("UNDELIVERABLE");
-      assertThat(dead.header(DelayHeaders.ERROR_MESSAGE)).contains("MESSAGE_TOO_LARGE");
-      assertThat(dead.record().value()).hasSize(2_000);
+      // then: the broker refused the first once, and the retry dead-lettered it; the second was
+      // dead-lettered without a try, since the topic had refused a smaller record
+      List<Received> dead = scenario.finish(2);
+      assertThat(dead)
+          .extracting(IsolationScenario::key)
+          .containsExactlyInAnyOrder("big", "bigger");
+      assertThat(dead)
+          .allSatisfy(
+              letter -> {
+                assertThat(letter.header(DelayHeaders.ERROR)).isEqualTo("UNDELIVERABLE");
+                assertThat(letter.header(DelayHeaders.ERROR_MESSAGE)).contains("MESSAGE_TOO_LARGE");
+              });
+      assertThat(byKey(dead, "big").record().value()).hasSize(2_000);
       assertThat(scenario.threadFailures()).as("stream thread failures").isEqualTo(1);
     }
   }

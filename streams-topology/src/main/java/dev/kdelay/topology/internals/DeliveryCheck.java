@@ -8,6 +8,7 @@ import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
+import java.util.OptionalLong;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.processor.api.Record;
 
@@ -64,6 +65,21 @@ final class DeliveryCheck {
             .refusal(DeliveryQuarantine.firedCause(new String(key.value(), StandardCharsets.UTF_8)))
             .map(DeliveryQuarantine.Refusal::error)
             .or(() -> quarantine.topicRefusal(fired.key().topic()));
+    if (error.isEmpty()) {
+      OptionalLong refused = quarantine.refusedSize(fired.key().topic());
+      long size = RecordSize.of(fired.key().key(), fired.value(), fired.headers());
+      if (refused.isPresent() && size >= refused.getAsLong()) {
+        return Optional.of(
+            new Rejection(
+                RejectionReason.UNDELIVERABLE,
+                "MESSAGE_TOO_LARGE: topic '"
+                    + fired.key().topic()
+                    + "' refused a record of "
+                    + refused.getAsLong()
+                    + " bytes lately; this one is "
+                    + size));
+      }
+    }
     return error.map(
         why ->
             new Rejection(

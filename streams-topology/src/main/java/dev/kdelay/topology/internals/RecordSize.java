@@ -19,7 +19,7 @@ import org.apache.kafka.common.utils.Utils;
  *
  * <p>A compressed batch is smaller on the wire; this counts it uncompressed.
  */
-final class RecordSize {
+public final class RecordSize {
 
   static final int BATCH_OVERHEAD = 61;
   static final int MAX_RECORD_OVERHEAD = 21;
@@ -27,8 +27,15 @@ final class RecordSize {
 
   private RecordSize() {}
 
-  /** The size of a one-record batch holding this record. */
-  static long of(byte[] key, byte[] value, Iterable<Header> headers) {
+  /**
+   * The size of a one-record batch holding this record.
+   *
+   * @param key the serialized key, or null
+   * @param value the serialized value, or null
+   * @param headers the headers
+   * @return an upper bound of the batch's size in bytes
+   */
+  public static long of(byte[] key, byte[] value, Iterable<Header> headers) {
     long size = BATCH_OVERHEAD + MAX_RECORD_OVERHEAD + field(key) + field(value);
     int count = 0;
     for (Header header : headers) {
