@@ -51,7 +51,6 @@ public final class DelayService implements AutoCloseable {
   /** How long {@link #close()} lets Kafka Streams commit and close before giving up. */
   public static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
-  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(30);
 
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
@@ -217,7 +216,7 @@ public final class DelayService implements AutoCloseable {
         Admin.create(
             ClientProperties.of(
                 config, config.bootstrapServers(), AdminClientConfig.configNames()))) {
-      int partitions = new RequiredTopics(admin, config, ADMIN_TIMEOUT).ensure();
+      int partitions = new RequiredTopics(admin, config).ensure();
       return config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, partitions);
     }
   }

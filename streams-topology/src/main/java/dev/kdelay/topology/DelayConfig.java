@@ -185,6 +185,12 @@ public final class DelayConfig extends AbstractConfig {
   private static final String TOPIC_REPLICATION_FACTOR_DOC =
       "Replication factor of the topics the service creates; -1 means the broker default.";
 
+  public static final String TOPIC_READY_TIMEOUT_CONFIG = "delay.topic.ready.timeout.ms";
+  private static final String TOPIC_READY_TIMEOUT_DOC =
+      "How long a start waits for its topics to be usable: created (by this instance or by"
+          + " another starting at the same moment) and in the brokers' metadata with a leader for"
+          + " every partition. Transient errors are retried until then.";
+
   private static final ConfigDef CONFIG_DEF =
       new ConfigDef()
           .define(BOOTSTRAP_SERVERS_CONFIG, Type.STRING, "", Importance.HIGH, BOOTSTRAP_SERVERS_DOC)
@@ -379,7 +385,14 @@ public final class DelayConfig extends AbstractConfig {
               Type.SHORT,
               (short) -1,
               Importance.MEDIUM,
-              TOPIC_REPLICATION_FACTOR_DOC);
+              TOPIC_REPLICATION_FACTOR_DOC)
+          .define(
+              TOPIC_READY_TIMEOUT_CONFIG,
+              Type.LONG,
+              Duration.ofSeconds(60).toMillis(),
+              atLeast(1),
+              Importance.LOW,
+              TOPIC_READY_TIMEOUT_DOC);
 
   private final Pattern targetTopicAllow;
 
@@ -532,6 +545,11 @@ public final class DelayConfig extends AbstractConfig {
 
   public short topicReplicationFactor() {
     return getShort(TOPIC_REPLICATION_FACTOR_CONFIG);
+  }
+
+  /** How long a start waits for its topics to be created and to have leaders. */
+  public Duration topicReadyTimeout() {
+    return Duration.ofMillis(getLong(TOPIC_READY_TIMEOUT_CONFIG));
   }
 
   public int maxHeaders() {
