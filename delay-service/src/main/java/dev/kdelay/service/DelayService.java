@@ -216,8 +216,12 @@ public final class DelayService implements AutoCloseable {
         Admin.create(
             ClientProperties.of(
                 config, config.bootstrapServers(), AdminClientConfig.configNames()))) {
-      int partitions = new RequiredTopics(admin, config).ensure();
-      return config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, partitions);
+      RequiredTopics.Ready topics = new RequiredTopics(admin, config).ensure();
+      // Kafka Streams' changelogs get the durability of kdelay's own topics.
+      return topics
+          .durability()
+          .applyToStreams(
+              config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
     }
   }
 

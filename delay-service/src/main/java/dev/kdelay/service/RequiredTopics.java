@@ -24,6 +24,9 @@ import org.slf4j.LoggerFactory;
  * in the metadata with a leader for every partition, whoever created it (see {@link
  * TopicPropagation}).
  *
+ * <p>Topics are created with the {@link TopicDurability} computed for the cluster. Existing topics
+ * are never altered.
+ *
  * <p>The reroute topic carries a request that arrived on a partition other than the one its id
  * hashes to over to that partition, so it must have exactly as many partitions as the requests
  * topic: it is created so, and a mismatch is fatal rather than silently misrouting requests.
@@ -31,6 +34,9 @@ import org.slf4j.LoggerFactory;
 final class RequiredTopics {
 
   private static final Logger log = LoggerFactory.getLogger(RequiredTopics.class);
+
+  /** What a start learned while making the topics ready. */
+  record Ready(int requestsPartitions, TopicDurability durability) {}
 
   private final Admin admin;
   private final DelayConfig config;
@@ -41,22 +47,46 @@ final class RequiredTopics {
   }
 
   /**
-   * Creates the topics that are absent, waits until all are usable and checks their partitions.
+   * Creates the topics that are absent, waits until all are usable and checks them.
    *
-   * @return the partition count of the requests topic
+   * @return the partition count of the requests topic and the durability of created topics
    * @throws DelayServiceException if the reroute topic has another partition count than the
    *     requests topic, or the topics are not usable within {@value
    *     DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}
+   * @throws org.apache.kafka.common.config.ConfigException if {@code min.insync.replicas} exceeds
+   *     the replication factor
    */
-  int ensure() {
+  Ready ensure() {
     StartupDeadline deadline = StartupDeadline.after(config.topicReadyTimeout());
+    TopicDurability durability = durability(deadline);
+    int requestsPartitions = createAndAwait(durability, deadline);
+    return new Ready(requestsPartitions, durability);
+  }
+
+  private TopicDurability durability(StartupDeadline deadline) {
+    int brokers =
+        deadline.retry("describe the cluster", () -> admin.describeCluster().nodes()).size();
+    TopicDurability durability = TopicDurability.of(config, brokers);
+    log.info(
+        "event=topic-durability brokers={} replication.factor={} min.insync.replicas={}",
+        brokers,
+        durability.replicationFactor(),
+        durability.minInsyncReplicas().isPresent()
+            ? durability.minInsyncReplicas().getAsInt()
+            : "broker-default");
+    return durability;
+  }
+
+  /** Creates the absent topics and waits until all are usable; returns the requests' partitions. */
+  private int createAndAwait(TopicDurability durability, StartupDeadline deadline) {
     TopicPropagation propagation = new TopicPropagation(admin, deadline);
-    create(config.requestsTopic(), config.topicPartitions(), deadline);
+    Map<String, String> configs = durability.topicConfigs();
+    create(config.requestsTopic(), config.topicPartitions(), durability, configs, deadline);
     // The reroute topic is created with the requests topic's count, whoever created that one.
     int requestsPartitions =
         propagation.awaitUsable(List.of(config.requestsTopic())).get(config.requestsTopic());
-    create(config.dlqTopic(), config.topicPartitions(), deadline);
-    create(config.rerouteTopic(), requestsPartitions, deadline);
+    create(config.dlqTopic(), config.topicPartitions(), durability, configs, deadline);
+    create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
     Map<String, Integer> partitions =
         propagation.awaitUsable(
             List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
@@ -65,27 +95,30 @@ final class RequiredTopics {
   }
 
   /** Creates the topic unless it exists; another instance creating it meanwhile is success. */
-  private void create(String topic, int partitions, StartupDeadline deadline) {
+  private void create(
+      String topic,
+      int partitions,
+      TopicDurability durability,
+      Map<String, String> configs,
+      StartupDeadline deadline) {
     OptionalInt existing = partitionCount(topic, deadline);
     if (existing.isPresent()) {
       log.info("event=topic-exists topic={} partitions={}", topic, existing.getAsInt());
       return;
     }
-    NewTopic newTopic = new NewTopic(topic, Optional.of(partitions), replicationFactor());
+    NewTopic newTopic =
+        new NewTopic(
+                topic, Optional.of(partitions), Optional.of((short) durability.replicationFactor()))
+            .configs(configs);
     try {
       deadline.retry(
           "create topic '" + topic + "'", () -> admin.createTopics(List.of(newTopic)).all());
-      log.info("event=topic-created topic={} partitions={}", topic, partitions);
+      log.info("event=topic-created topic={} partitions={} configs={}", topic, partitions, configs);
     } catch (TopicExistsException e) {
       // Another instance created it between our look and our create (or a retried create of ours
       // succeeded the first time): what matters is that it becomes usable, which is awaited next.
       log.info("event=topic-created-by-another topic={}", topic);
     }
-  }
-
-  private Optional<Short> replicationFactor() {
-    short configured = config.topicReplicationFactor();
-    return configured < 0 ? Optional.empty() : Optional.of(configured);
   }
 
   /** The topic's partition count, or empty if it does not exist. */

@@ -17,10 +17,18 @@ final class KraftTestKitCluster implements KafkaTestCluster {
   }
 
   static KraftTestKitCluster start() throws Exception {
+    return start(1);
+  }
+
+  /**
+   * A cluster of {@code brokers} brokers, one of them also the controller, for a test that needs
+   * replication; its internal topics keep one replica as the single-node cluster's do.
+   */
+  static KraftTestKitCluster start(int brokers) throws Exception {
     TestKitNodes nodes =
         new TestKitNodes.Builder()
             .setCombined(true)
-            .setNumBrokerNodes(1)
+            .setNumBrokerNodes(brokers)
             .setNumControllerNodes(1)
             .build();
     KafkaClusterTestKit cluster =

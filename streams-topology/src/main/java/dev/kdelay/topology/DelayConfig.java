@@ -6,6 +6,7 @@ import static org.apache.kafka.common.config.ConfigDef.Range.between;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -183,7 +184,14 @@ public final class DelayConfig extends AbstractConfig {
 
   public static final String TOPIC_REPLICATION_FACTOR_CONFIG = "delay.topic.replication.factor";
   private static final String TOPIC_REPLICATION_FACTOR_DOC =
-      "Replication factor of the topics the service creates; -1 means the broker default.";
+      "Replication factor of the topics the service creates and of Kafka Streams' changelogs."
+          + " Unset: min(3, brokers in the cluster). -1: the broker's default.replication.factor.";
+
+  public static final String TOPIC_MIN_INSYNC_REPLICAS_CONFIG = "delay.topic.min.insync.replicas";
+  private static final String TOPIC_MIN_INSYNC_REPLICAS_DOC =
+      "min.insync.replicas of the topics the service creates and of Kafka Streams' changelogs;"
+          + " at most the replication factor. Unset: min(2, replication factor), or the broker's"
+          + " default when the replication factor is the broker's.";
 
   public static final String TOPIC_READY_TIMEOUT_CONFIG = "delay.topic.ready.timeout.ms";
   private static final String TOPIC_READY_TIMEOUT_DOC =
@@ -383,9 +391,17 @@ public final class DelayConfig extends AbstractConfig {
           .define(
               TOPIC_REPLICATION_FACTOR_CONFIG,
               Type.SHORT,
-              (short) -1,
+              null,
+              optional(between(-1, Short.MAX_VALUE), "-1 (the broker default) or 1 to 32767"),
               Importance.MEDIUM,
               TOPIC_REPLICATION_FACTOR_DOC)
+          .define(
+              TOPIC_MIN_INSYNC_REPLICAS_CONFIG,
+              Type.INT,
+              null,
+              optional(atLeast(1), "at least 1"),
+              Importance.MEDIUM,
+              TOPIC_MIN_INSYNC_REPLICAS_DOC)
           .define(
               TOPIC_READY_TIMEOUT_CONFIG,
               Type.LONG,
@@ -543,8 +559,16 @@ public final class DelayConfig extends AbstractConfig {
     return getInt(TOPIC_PARTITIONS_CONFIG);
   }
 
-  public short topicReplicationFactor() {
-    return getShort(TOPIC_REPLICATION_FACTOR_CONFIG);
+  /** The configured replication factor of created topics; empty: min(3, brokers). */
+  public OptionalInt topicReplicationFactor() {
+    Short configured = getShort(TOPIC_REPLICATION_FACTOR_CONFIG);
+    return configured == null ? OptionalInt.empty() : OptionalInt.of(configured);
+  }
+
+  /** The configured min.insync.replicas of created topics; empty: min(2, replication factor). */
+  public OptionalInt topicMinInsyncReplicas() {
+    Integer configured = getInt(TOPIC_MIN_INSYNC_REPLICAS_CONFIG);
+    return configured == null ? OptionalInt.empty() : OptionalInt.of(configured);
   }
 
   /** How long a start waits for its topics to be created and to have leaders. */
@@ -617,6 +641,25 @@ public final class DelayConfig extends AbstractConfig {
         getLong(ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
     props.putAll(kafkaProperties());
     return props;
+  }
+
+  /**
+   * A validator that accepts null (the key is unset) and what {@code range} accepts except 0: a
+   * replication factor or a retention of 0 would lose data, and -1 is how Kafka says "default" or
+   * "forever".
+   */
+  private static ConfigDef.Validator optional(ConfigDef.Range range, String allowed) {
+    return ConfigDef.LambdaValidator.with(
+        (name, value) -> {
+          if (value == null) {
+            return;
+          }
+          range.ensureValid(name, value);
+          if (((Number) value).longValue() == 0) {
+            throw new ConfigException(name, value, "expected " + allowed);
+          }
+        },
+        () -> allowed + ", or unset");
   }
 
   private static void validateRegex(String name, Object value) {
