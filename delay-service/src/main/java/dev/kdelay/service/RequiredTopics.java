@@ -1,6 +1,7 @@
 package dev.kdelay.service;
 
 import dev.kdelay.topology.DelayConfig;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -8,6 +9,7 @@ import java.util.OptionalInt;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.TopicConfig;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -24,8 +26,9 @@ import org.slf4j.LoggerFactory;
  * in the metadata with a leader for every partition, whoever created it (see {@link
  * TopicPropagation}).
  *
- * <p>Topics are created with the {@link TopicDurability} computed for the cluster. Existing topics
- * are never altered.
+ * <p>Topics are created with the {@link TopicDurability} computed for the cluster, and the
+ * dead-letter topic with {@value DelayConfig#DLQ_RETENTION_CONFIG}. Existing topics are never
+ * altered.
  *
  * <p>The reroute topic carries a request that arrived on a partition other than the one its id
  * hashes to over to that partition, so it must have exactly as many partitions as the requests
@@ -60,6 +63,7 @@ final class RequiredTopics {
     StartupDeadline deadline = StartupDeadline.after(config.topicReadyTimeout());
     TopicDurability durability = durability(deadline);
     int requestsPartitions = createAndAwait(durability, deadline);
+    checkExisting(deadline);
     return new Ready(requestsPartitions, durability);
   }
 
@@ -85,13 +89,23 @@ final class RequiredTopics {
     // The reroute topic is created with the requests topic's count, whoever created that one.
     int requestsPartitions =
         propagation.awaitUsable(List.of(config.requestsTopic())).get(config.requestsTopic());
-    create(config.dlqTopic(), config.topicPartitions(), durability, configs, deadline);
+    Map<String, String> dlqConfigs = new HashMap<>(configs);
+    dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(config.dlqRetentionMs()));
+    create(config.dlqTopic(), config.topicPartitions(), durability, dlqConfigs, deadline);
     create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
     Map<String, Integer> partitions =
         propagation.awaitUsable(
             List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
     requireSamePartitions(requestsPartitions, partitions.get(config.rerouteTopic()));
     return requestsPartitions;
+  }
+
+  /** Checks topics an operator may have made or changed. */
+  private void checkExisting(StartupDeadline deadline) {
+    TopicConfigs.ofExisting(admin, deadline, List.of(config.dlqTopic()))
+        .forEach(
+            (topic, existing) ->
+                DeadLetterRetention.warnIfShorter(topic, existing, config.dlqRetentionMs()));
   }
 
   /** Creates the topic unless it exists; another instance creating it meanwhile is success. */

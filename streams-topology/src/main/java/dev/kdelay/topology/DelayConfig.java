@@ -193,6 +193,12 @@ public final class DelayConfig extends AbstractConfig {
           + " at most the replication factor. Unset: min(2, replication factor), or the broker's"
           + " default when the replication factor is the broker's.";
 
+  public static final String DLQ_RETENTION_CONFIG = "delay.dlq.retention.ms";
+  private static final String DLQ_RETENTION_DOC =
+      "retention.ms of the dead-letter topic when the service creates it; -1 keeps dead letters"
+          + " forever. An existing dead-letter topic is never altered: a shorter retention there"
+          + " is logged as a warning.";
+
   public static final String TOPIC_READY_TIMEOUT_CONFIG = "delay.topic.ready.timeout.ms";
   private static final String TOPIC_READY_TIMEOUT_DOC =
       "How long a start waits for its topics to be usable: created (by this instance or by"
@@ -403,6 +409,13 @@ public final class DelayConfig extends AbstractConfig {
               Importance.MEDIUM,
               TOPIC_MIN_INSYNC_REPLICAS_DOC)
           .define(
+              DLQ_RETENTION_CONFIG,
+              Type.LONG,
+              Duration.ofDays(30).toMillis(),
+              optional(between(-1, Long.MAX_VALUE), "-1 (forever) or at least 1"),
+              Importance.MEDIUM,
+              DLQ_RETENTION_DOC)
+          .define(
               TOPIC_READY_TIMEOUT_CONFIG,
               Type.LONG,
               Duration.ofSeconds(60).toMillis(),
@@ -569,6 +582,11 @@ public final class DelayConfig extends AbstractConfig {
   public OptionalInt topicMinInsyncReplicas() {
     Integer configured = getInt(TOPIC_MIN_INSYNC_REPLICAS_CONFIG);
     return configured == null ? OptionalInt.empty() : OptionalInt.of(configured);
+  }
+
+  /** retention.ms of the dead-letter topic when the service creates it; -1 is forever. */
+  public long dlqRetentionMs() {
+    return getLong(DLQ_RETENTION_CONFIG);
   }
 
   /** How long a start waits for its topics to be created and to have leaders. */
