@@ -17,8 +17,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes sure kdelay's own topics are usable before the topology starts: the requests topic, the
- * dead-letter topic and the reroute topic.
+ * Makes sure kdelay's own topics are usable before the topology starts (the requests topic, the
+ * dead-letter topic and the reroute topic), and that the changelogs of its stores that exist are
+ * compacted.
  *
  * <p>Replicas of a deployment start at the same moment, so creating a topic races with the other
  * instances: a create that finds the topic already made by another counts as success, and every
@@ -54,7 +55,7 @@ final class RequiredTopics {
    *
    * @return the partition count of the requests topic and the durability of created topics
    * @throws DelayServiceException if the reroute topic has another partition count than the
-   *     requests topic, or the topics are not usable within {@value
+   *     requests topic, a changelog is not compacted, or the topics are not usable within {@value
    *     DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}
    * @throws org.apache.kafka.common.config.ConfigException if {@code min.insync.replicas} exceeds
    *     the replication factor
@@ -100,12 +101,15 @@ final class RequiredTopics {
     return requestsPartitions;
   }
 
-  /** Checks topics an operator may have made or changed. */
+  /** Checks topics an operator may have made or changed; refuses before Kafka Streams starts. */
   private void checkExisting(StartupDeadline deadline) {
     TopicConfigs.ofExisting(admin, deadline, List.of(config.dlqTopic()))
         .forEach(
             (topic, existing) ->
                 DeadLetterRetention.warnIfShorter(topic, existing, config.dlqRetentionMs()));
+    ChangelogTopics.requireCompacted(
+        TopicConfigs.ofExisting(admin, deadline, ChangelogTopics.all(config.applicationId())),
+        config.bootstrapServers());
   }
 
   /** Creates the topic unless it exists; another instance creating it meanwhile is success. */
