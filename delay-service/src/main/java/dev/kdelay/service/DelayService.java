@@ -52,7 +52,6 @@ public final class DelayService implements AutoCloseable {
   /** How long {@link #close()} lets Kafka Streams commit and close before giving up. */
   public static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
-  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(60);
   private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(30);
 
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
@@ -218,8 +217,12 @@ public final class DelayService implements AutoCloseable {
         Admin.create(
             ClientProperties.of(
                 config, config.bootstrapServers(), AdminClientConfig.configNames()))) {
-      int partitions = new RequiredTopics(admin, config, ADMIN_TIMEOUT).ensure();
-      return config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, partitions);
+      RequiredTopics.Ready topics = new RequiredTopics(admin, config).ensure();
+      // Kafka Streams' changelogs get the durability of kdelay's own topics.
+      return topics
+          .durability()
+          .applyToStreams(
+              config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
     }
   }
 

@@ -1,26 +1,35 @@
 package dev.kdelay.service;
 
 import dev.kdelay.topology.DelayConfig;
-import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.Future;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Makes sure kdelay's own topics exist before the topology starts: the requests topic, the
- * dead-letter topic and the reroute topic.
+ * Makes sure kdelay's own topics are usable before the topology starts (the requests topic, the
+ * dead-letter topic and the reroute topic), and that the changelogs of its stores that exist are
+ * compacted.
+ *
+ * <p>Replicas of a deployment start at the same moment, so creating a topic races with the other
+ * instances: a create that finds the topic already made by another counts as success, and every
+ * instance then waits, within {@value DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}, until each topic is
+ * in the metadata with a leader for every partition, whoever created it (see {@link
+ * TopicPropagation}).
+ *
+ * <p>Topics are created with the {@link TopicDurability} computed for the cluster, and the
+ * dead-letter topic with {@value DelayConfig#DLQ_RETENTION_CONFIG}. Existing topics are never
+ * altered.
  *
  * <p>The reroute topic carries a request that arrived on a partition other than the one its id
  * hashes to over to that partition, so it must have exactly as many partitions as the requests
@@ -30,28 +39,122 @@ final class RequiredTopics {
 
   private static final Logger log = LoggerFactory.getLogger(RequiredTopics.class);
 
+  /** What a start learned while making the topics ready. */
+  record Ready(int requestsPartitions, TopicDurability durability) {}
+
   private final Admin admin;
   private final DelayConfig config;
-  private final Duration timeout;
 
-  RequiredTopics(Admin admin, DelayConfig config, Duration timeout) {
+  RequiredTopics(Admin admin, DelayConfig config) {
     this.admin = admin;
     this.config = config;
-    this.timeout = timeout;
   }
 
   /**
-   * Creates the topics that are absent and checks the reroute topic's partition count.
+   * Creates the topics that are absent, waits until all are usable and checks them.
    *
-   * @return the partition count of the requests topic
+   * @return the partition count of the requests topic and the durability of created topics
    * @throws DelayServiceException if the reroute topic has another partition count than the
-   *     requests topic, or Kafka does not answer in time
+   *     requests topic, a changelog is not compacted, or the topics are not usable within {@value
+   *     DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}
+   * @throws org.apache.kafka.common.config.ConfigException if {@code min.insync.replicas} exceeds
+   *     the replication factor
    */
-  int ensure() {
-    int requestsPartitions = ensure(config.requestsTopic(), config.topicPartitions());
-    ensure(config.dlqTopic(), config.topicPartitions());
-    int reroutePartitions = ensure(config.rerouteTopic(), requestsPartitions);
-    awaitLeaders(List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
+  Ready ensure() {
+    StartupDeadline deadline = StartupDeadline.after(config.topicReadyTimeout());
+    TopicDurability durability = durability(deadline);
+    int requestsPartitions = createAndAwait(durability, deadline);
+    checkExisting(deadline);
+    return new Ready(requestsPartitions, durability);
+  }
+
+  private TopicDurability durability(StartupDeadline deadline) {
+    int brokers =
+        deadline.retry("describe the cluster", () -> admin.describeCluster().nodes()).size();
+    TopicDurability durability = TopicDurability.of(config, brokers);
+    log.info(
+        "event=topic-durability brokers={} replication.factor={} min.insync.replicas={}",
+        brokers,
+        durability.replicationFactor(),
+        durability.minInsyncReplicas().isPresent()
+            ? durability.minInsyncReplicas().getAsInt()
+            : "broker-default");
+    return durability;
+  }
+
+  /** Creates the absent topics and waits until all are usable; returns the requests' partitions. */
+  private int createAndAwait(TopicDurability durability, StartupDeadline deadline) {
+    TopicPropagation propagation = new TopicPropagation(admin, deadline);
+    Map<String, String> configs = durability.topicConfigs();
+    create(config.requestsTopic(), config.topicPartitions(), durability, configs, deadline);
+    // The reroute topic is created with the requests topic's count, whoever created that one.
+    int requestsPartitions =
+        propagation.awaitUsable(List.of(config.requestsTopic())).get(config.requestsTopic());
+    Map<String, String> dlqConfigs = new HashMap<>(configs);
+    dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(config.dlqRetentionMs()));
+    create(config.dlqTopic(), config.topicPartitions(), durability, dlqConfigs, deadline);
+    create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
+    Map<String, Integer> partitions =
+        propagation.awaitUsable(
+            List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
+    requireSamePartitions(requestsPartitions, partitions.get(config.rerouteTopic()));
+    return requestsPartitions;
+  }
+
+  /** Checks topics an operator may have made or changed; refuses before Kafka Streams starts. */
+  private void checkExisting(StartupDeadline deadline) {
+    TopicConfigs.ofExisting(admin, deadline, List.of(config.dlqTopic()))
+        .forEach(
+            (topic, existing) ->
+                DeadLetterRetention.warnIfShorter(topic, existing, config.dlqRetentionMs()));
+    ChangelogTopics.requireCompacted(
+        TopicConfigs.ofExisting(admin, deadline, ChangelogTopics.all(config.applicationId())),
+        config.bootstrapServers());
+  }
+
+  /** Creates the topic unless it exists; another instance creating it meanwhile is success. */
+  private void create(
+      String topic,
+      int partitions,
+      TopicDurability durability,
+      Map<String, String> configs,
+      StartupDeadline deadline) {
+    OptionalInt existing = partitionCount(topic, deadline);
+    if (existing.isPresent()) {
+      log.info("event=topic-exists topic={} partitions={}", topic, existing.getAsInt());
+      return;
+    }
+    NewTopic newTopic =
+        new NewTopic(
+                topic, Optional.of(partitions), Optional.of((short) durability.replicationFactor()))
+            .configs(configs);
+    try {
+      deadline.retry(
+          "create topic '" + topic + "'", () -> admin.createTopics(List.of(newTopic)).all());
+      log.info("event=topic-created topic={} partitions={} configs={}", topic, partitions, configs);
+    } catch (TopicExistsException e) {
+      // Another instance created it between our look and our create (or a retried create of ours
+      // succeeded the first time): what matters is that it becomes usable, which is awaited next.
+      log.info("event=topic-created-by-another topic={}", topic);
+    }
+  }
+
+  /** The topic's partition count, or empty if it does not exist. */
+  private OptionalInt partitionCount(String topic, StartupDeadline deadline) {
+    for (int attempt = 0; ; attempt++) {
+      try {
+        TopicDescription description =
+            deadline.await(admin.describeTopics(List.of(topic)).topicNameValues().get(topic));
+        return OptionalInt.of(description.partitions().size());
+      } catch (UnknownTopicOrPartitionException e) {
+        return OptionalInt.empty();
+      } catch (RetriableException e) {
+        deadline.backOff(attempt, () -> "Could not describe topic '" + topic + "': " + e);
+      }
+    }
+  }
+
+  private void requireSamePartitions(int requestsPartitions, int reroutePartitions) {
     if (reroutePartitions != requestsPartitions) {
       throw new DelayServiceException(
           String.format(
@@ -63,102 +166,6 @@ final class RequiredTopics {
               config.requestsTopic(),
               requestsPartitions,
               config.rerouteTopic()));
-    }
-    return requestsPartitions;
-  }
-
-  /** Creates the topic if absent; returns its partition count. */
-  private int ensure(String topic, int partitions) {
-    OptionalInt existing = partitionCount(topic);
-    if (existing.isPresent()) {
-      log.info("event=topic-exists topic={} partitions={}", topic, existing.getAsInt());
-      return existing.getAsInt();
-    }
-    short replicationFactor = config.topicReplicationFactor();
-    NewTopic newTopic =
-        new NewTopic(
-            topic,
-            Optional.of(partitions),
-            replicationFactor < 0 ? Optional.empty() : Optional.of(replicationFactor));
-    try {
-      await(admin.createTopics(List.of(newTopic)).all());
-      log.info("event=topic-created topic={} partitions={}", topic, partitions);
-      return partitions;
-    } catch (TopicExistsException e) {
-      // Another instance created it between our look and our create: use what it made.
-      return partitionCount(topic).orElseThrow(() -> e);
-    }
-  }
-
-  /**
-   * Waits until every partition of the topics has a leader in the metadata a broker answers with.
-   *
-   * <p>A topic just created is committed by the controller before every broker has applied it. If
-   * Kafka Streams started then, its first rebalance could find a source topic missing from the
-   * metadata, fail its stream thread with {@code MissingSourceTopicException}, and the replacement
-   * thread would wait out the dead member's session timeout before the instance ran.
-   */
-  private void awaitLeaders(List<String> topics) {
-    long deadline = System.nanoTime() + timeout.toNanos();
-    long backoffMs = 10;
-    while (!haveLeaders(topics)) {
-      if (System.nanoTime() - deadline > 0) {
-        throw new DelayServiceException(
-            "The topics "
-                + topics
-                + " have partitions without a leader after "
-                + timeout.toSeconds()
-                + " s; check the brokers");
-      }
-      sleep(backoffMs);
-      backoffMs = Math.min(backoffMs * 2, 500);
-    }
-  }
-
-  private boolean haveLeaders(List<String> topics) {
-    try {
-      return await(admin.describeTopics(topics).allTopicNames()).values().stream()
-          .flatMap(description -> description.partitions().stream())
-          .allMatch(partition -> partition.leader() != null && !partition.leader().isEmpty());
-    } catch (UnknownTopicOrPartitionException e) {
-      return false; // not in this broker's metadata yet
-    }
-  }
-
-  private static void sleep(long millis) {
-    try {
-      Thread.sleep(millis);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new DelayServiceException("Interrupted while waiting for topics", e);
-    }
-  }
-
-  private OptionalInt partitionCount(String topic) {
-    try {
-      Map<String, TopicDescription> described =
-          await(admin.describeTopics(List.of(topic)).allTopicNames());
-      return OptionalInt.of(described.get(topic).partitions().size());
-    } catch (UnknownTopicOrPartitionException e) {
-      return OptionalInt.empty();
-    }
-  }
-
-  private <T> T await(Future<T> future) {
-    try {
-      return future.get(timeout.toMillis(), TimeUnit.MILLISECONDS);
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof RuntimeException cause) {
-        throw cause;
-      }
-      throw new DelayServiceException("Kafka admin request failed: " + e.getCause(), e);
-    } catch (TimeoutException e) {
-      throw new DelayServiceException(
-          "Kafka did not answer within " + timeout.toSeconds() + " s; check the bootstrap servers",
-          e);
-    } catch (InterruptedException e) {
-      Thread.currentThread().interrupt();
-      throw new DelayServiceException("Interrupted while setting up topics", e);
     }
   }
 }

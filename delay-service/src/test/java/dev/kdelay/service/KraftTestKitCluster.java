@@ -18,7 +18,15 @@ public final class KraftTestKitCluster implements KafkaTestCluster {
   }
 
   static KraftTestKitCluster start() throws Exception {
-    return start(Map.of());
+    return start(1, Map.of());
+  }
+
+  /**
+   * A cluster of {@code brokers} brokers, one of them also the controller, for a test that needs
+   * replication; its internal topics keep one replica as the single-node cluster's do.
+   */
+  static KraftTestKitCluster start(int brokers) throws Exception {
+    return start(brokers, Map.of());
   }
 
   /**
@@ -28,6 +36,7 @@ public final class KraftTestKitCluster implements KafkaTestCluster {
    */
   public static KraftTestKitCluster startWithAuthorizer() throws Exception {
     return start(
+        1,
         Map.of(
             "authorizer.class.name",
             "org.apache.kafka.metadata.authorizer.StandardAuthorizer",
@@ -35,11 +44,12 @@ public final class KraftTestKitCluster implements KafkaTestCluster {
             "true"));
   }
 
-  private static KraftTestKitCluster start(Map<String, String> extra) throws Exception {
+  private static KraftTestKitCluster start(int brokers, Map<String, String> extra)
+      throws Exception {
     TestKitNodes nodes =
         new TestKitNodes.Builder()
             .setCombined(true)
-            .setNumBrokerNodes(1)
+            .setNumBrokerNodes(brokers)
             .setNumControllerNodes(1)
             .build();
     KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes);

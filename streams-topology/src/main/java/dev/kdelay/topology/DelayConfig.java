@@ -6,6 +6,7 @@ import static org.apache.kafka.common.config.ConfigDef.Range.between;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
@@ -190,7 +191,26 @@ public final class DelayConfig extends AbstractConfig {
 
   public static final String TOPIC_REPLICATION_FACTOR_CONFIG = "delay.topic.replication.factor";
   private static final String TOPIC_REPLICATION_FACTOR_DOC =
-      "Replication factor of the topics the service creates; -1 means the broker default.";
+      "Replication factor of the topics the service creates and of Kafka Streams' changelogs."
+          + " Unset: min(3, brokers in the cluster). -1: the broker's default.replication.factor.";
+
+  public static final String TOPIC_MIN_INSYNC_REPLICAS_CONFIG = "delay.topic.min.insync.replicas";
+  private static final String TOPIC_MIN_INSYNC_REPLICAS_DOC =
+      "min.insync.replicas of the topics the service creates and of Kafka Streams' changelogs;"
+          + " at most the replication factor. Unset: min(2, replication factor), or the broker's"
+          + " default when the replication factor is the broker's.";
+
+  public static final String DLQ_RETENTION_CONFIG = "delay.dlq.retention.ms";
+  private static final String DLQ_RETENTION_DOC =
+      "retention.ms of the dead-letter topic when the service creates it; -1 keeps dead letters"
+          + " forever. An existing dead-letter topic is never altered: a shorter retention there"
+          + " is logged as a warning.";
+
+  public static final String TOPIC_READY_TIMEOUT_CONFIG = "delay.topic.ready.timeout.ms";
+  private static final String TOPIC_READY_TIMEOUT_DOC =
+      "How long a start waits for its topics to be usable: created (by this instance or by"
+          + " another starting at the same moment) and in the brokers' metadata with a leader for"
+          + " every partition. Transient errors are retried until then.";
 
   private static final ConfigDef CONFIG_DEF =
       new ConfigDef()
@@ -391,9 +411,31 @@ public final class DelayConfig extends AbstractConfig {
           .define(
               TOPIC_REPLICATION_FACTOR_CONFIG,
               Type.SHORT,
-              (short) -1,
+              null,
+              optional(between(-1, Short.MAX_VALUE), "-1 (the broker default) or 1 to 32767"),
               Importance.MEDIUM,
-              TOPIC_REPLICATION_FACTOR_DOC);
+              TOPIC_REPLICATION_FACTOR_DOC)
+          .define(
+              TOPIC_MIN_INSYNC_REPLICAS_CONFIG,
+              Type.INT,
+              null,
+              optional(atLeast(1), "at least 1"),
+              Importance.MEDIUM,
+              TOPIC_MIN_INSYNC_REPLICAS_DOC)
+          .define(
+              DLQ_RETENTION_CONFIG,
+              Type.LONG,
+              Duration.ofDays(30).toMillis(),
+              optional(between(-1, Long.MAX_VALUE), "-1 (forever) or at least 1"),
+              Importance.MEDIUM,
+              DLQ_RETENTION_DOC)
+          .define(
+              TOPIC_READY_TIMEOUT_CONFIG,
+              Type.LONG,
+              Duration.ofSeconds(60).toMillis(),
+              atLeast(1),
+              Importance.LOW,
+              TOPIC_READY_TIMEOUT_DOC);
 
   private final Pattern targetTopicAllow;
 
@@ -571,8 +613,26 @@ public final class DelayConfig extends AbstractConfig {
     return getInt(TOPIC_PARTITIONS_CONFIG);
   }
 
-  public short topicReplicationFactor() {
-    return getShort(TOPIC_REPLICATION_FACTOR_CONFIG);
+  /** The configured replication factor of created topics; empty: min(3, brokers). */
+  public OptionalInt topicReplicationFactor() {
+    Short configured = getShort(TOPIC_REPLICATION_FACTOR_CONFIG);
+    return configured == null ? OptionalInt.empty() : OptionalInt.of(configured);
+  }
+
+  /** The configured min.insync.replicas of created topics; empty: min(2, replication factor). */
+  public OptionalInt topicMinInsyncReplicas() {
+    Integer configured = getInt(TOPIC_MIN_INSYNC_REPLICAS_CONFIG);
+    return configured == null ? OptionalInt.empty() : OptionalInt.of(configured);
+  }
+
+  /** retention.ms of the dead-letter topic when the service creates it; -1 is forever. */
+  public long dlqRetentionMs() {
+    return getLong(DLQ_RETENTION_CONFIG);
+  }
+
+  /** How long a start waits for its topics to be created and to have leaders. */
+  public Duration topicReadyTimeout() {
+    return Duration.ofMillis(getLong(TOPIC_READY_TIMEOUT_CONFIG));
   }
 
   public int maxHeaders() {
@@ -643,6 +703,25 @@ public final class DelayConfig extends AbstractConfig {
         getLong(ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
     props.putAll(kafkaProperties());
     return props;
+  }
+
+  /**
+   * A validator that accepts null (the key is unset) and what {@code range} accepts except 0: a
+   * replication factor or a retention of 0 would lose data, and -1 is how Kafka says "default" or
+   * "forever".
+   */
+  private static ConfigDef.Validator optional(ConfigDef.Range range, String allowed) {
+    return ConfigDef.LambdaValidator.with(
+        (name, value) -> {
+          if (value == null) {
+            return;
+          }
+          range.ensureValid(name, value);
+          if (((Number) value).longValue() == 0) {
+            throw new ConfigException(name, value, "expected " + allowed);
+          }
+        },
+        () -> allowed + ", or unset");
   }
 
   private static void validateRegex(String name, Object value) {

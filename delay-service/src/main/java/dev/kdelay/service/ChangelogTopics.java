@@ -1,0 +1,80 @@
+package dev.kdelay.service;
+
+import dev.kdelay.topology.DelayTopology;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.TopicConfig;
+
+/**
+ * The changelog topics of kdelay's state stores, and the check that those which exist are
+ * compacted.
+ *
+ * <p>A changelog is the durable copy of a store: a restore replays it. Compaction keeps the latest
+ * record of every key however old; with {@code cleanup.policy=delete} Kafka drops records older
+ * than {@code retention.ms}, and the next restore silently loses the tasks they held (a schedule
+ * due in a year outlives a week's retention). Kafka Streams creates the changelogs compacted but
+ * never looks at one again, so a policy changed afterwards would go unnoticed: kdelay refuses to
+ * start instead.
+ */
+final class ChangelogTopics {
+
+  private static final List<String> STORES =
+      List.of(DelayTopology.TASKS_STORE, DelayTopology.SCHEDULES_STORE);
+
+  private ChangelogTopics() {}
+
+  /**
+   * The changelog topic Kafka Streams keeps for a store: {@code
+   * <application.id>-<store>-changelog}.
+   */
+  static String of(String applicationId, String store) {
+    return applicationId + "-" + store + "-changelog";
+  }
+
+  /** The changelog topics of every store of kdelay's topology. */
+  static List<String> all(String applicationId) {
+    return STORES.stream().map(store -> of(applicationId, store)).toList();
+  }
+
+  /**
+   * Refuses changelogs that are not compacted.
+   *
+   * @param existing the configs of the changelog topics that exist
+   * @param bootstrapServers for the command in the message
+   * @throws DelayServiceException naming the first changelog that is not compacted, its policy and
+   *     the command that fixes it
+   */
+  static void requireCompacted(Map<String, Config> existing, String bootstrapServers) {
+    existing.forEach(
+        (topic, config) -> {
+          String policy = cleanupPolicy(config).orElse("");
+          if (!isCompacted(policy)) {
+            throw new DelayServiceException(
+                String.format(
+                    "The changelog topic '%s' has cleanup.policy=%s, but a changelog must be"
+                        + " compacted: without compact Kafka deletes records older than"
+                        + " retention.ms and a restore loses the pending tasks they held. Make it"
+                        + " compacted, then start again: kafka-configs --bootstrap-server %s"
+                        + " --alter --entity-type topics --entity-name %s --add-config"
+                        + " cleanup.policy=compact",
+                    topic, policy, bootstrapServers, topic));
+          }
+        });
+  }
+
+  /** Whether a {@code cleanup.policy} value ({@code compact}, {@code compact,delete}) compacts. */
+  static boolean isCompacted(String cleanupPolicy) {
+    return Arrays.stream(cleanupPolicy.replace("[", "").replace("]", "").split(","))
+        .map(String::trim)
+        .anyMatch(TopicConfig.CLEANUP_POLICY_COMPACT::equals);
+  }
+
+  private static Optional<String> cleanupPolicy(Config config) {
+    return Optional.ofNullable(config.get(TopicConfig.CLEANUP_POLICY_CONFIG))
+        .map(ConfigEntry::value);
+  }
+}

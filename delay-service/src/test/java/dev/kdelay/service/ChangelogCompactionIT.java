@@ -1,0 +1,72 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kdelay.topology.DelayConfig;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
+import org.junit.jupiter.api.io.TempDir;
+
+/** A start refuses, before Kafka Streams exists, a changelog of kdelay's stores that deletes. */
+@ExtendWith(KafkaClusterExtension.class)
+@Tag("integration")
+class ChangelogCompactionIT {
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+
+  @TempDir Path stateDir;
+
+  @Test
+  void shouldRefuseToStartNamingTopicPolicyAndFixWhenAChangelogIsNotCompacted(
+      KafkaTestCluster kafka) throws Exception {
+    // given: the task store's changelog, changed to delete by hand
+    String name = "changelog-delete";
+    DelayConfig config =
+        new DelayConfig(
+            Map.of(
+                DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
+                kafka.bootstrapServers(),
+                DelayConfig.APPLICATION_ID_CONFIG,
+                name,
+                DelayConfig.STATE_DIR_CONFIG,
+                stateDir.toString(),
+                DelayConfig.REQUESTS_TOPIC_CONFIG,
+                name + "-requests",
+                DelayConfig.DLQ_TOPIC_CONFIG,
+                name + "-dlq",
+                DelayConfig.TOPIC_PARTITIONS_CONFIG,
+                2,
+                DelayConfig.HTTP_PORT_CONFIG,
+                0));
+    String changelog = name + "-delay-tasks-changelog";
+    try (DescribedTopics topics = new DescribedTopics(kafka)) {
+      NewTopic deleting =
+          new NewTopic(changelog, 2, (short) 1).configs(Map.of("cleanup.policy", "delete"));
+      topics.admin().createTopics(List.of(deleting)).all().get(30, TimeUnit.SECONDS);
+    }
+
+    // when
+    DelayService service = new DelayService(config);
+    assertThatThrownBy(() -> service.start(Optional.of(START_TIMEOUT)))
+        // then
+        .isInstanceOf(DelayServiceException.class)
+        .hasMessageContaining("'" + changelog + "'")
+        .hasMessageContaining("cleanup.policy=delete")
+        .hasMessageContaining(
+            "kafka-configs --bootstrap-server "
+                + kafka.bootstrapServers()
+                + " --alter --entity-type topics --entity-name "
+                + changelog
+                + " --add-config cleanup.policy=compact");
+    assertThat(service.state()).as("Kafka Streams was never created").isEmpty();
+  }
+}

@@ -1,0 +1,54 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatCode;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.admin.Config;
+import org.apache.kafka.clients.admin.ConfigEntry;
+import org.junit.jupiter.api.Test;
+
+class ChangelogTopicsTest {
+
+  @Test
+  void shouldNameChangelogsAsKafkaStreamsDoes() {
+    assertThat(ChangelogTopics.all("kdelay"))
+        .containsExactly("kdelay-delay-tasks-changelog", "kdelay-delay-schedules-changelog");
+  }
+
+  @Test
+  void shouldTakeAPolicyAsCompactedWhenItIncludesCompact() {
+    assertThat(ChangelogTopics.isCompacted("compact")).isTrue();
+    assertThat(ChangelogTopics.isCompacted("compact,delete")).isTrue();
+    assertThat(ChangelogTopics.isCompacted("delete, compact")).isTrue();
+    assertThat(ChangelogTopics.isCompacted("delete")).isFalse();
+    assertThat(ChangelogTopics.isCompacted("")).isFalse();
+  }
+
+  @Test
+  void shouldRefuseNamingTopicPolicyAndFixWhenAChangelogIsNotCompacted() {
+    Map<String, Config> existing = Map.of("app-delay-tasks-changelog", policy("delete"));
+
+    assertThatThrownBy(() -> ChangelogTopics.requireCompacted(existing, "broker:9092"))
+        .isInstanceOf(DelayServiceException.class)
+        .hasMessageContaining("'app-delay-tasks-changelog'")
+        .hasMessageContaining("cleanup.policy=delete")
+        .hasMessageContaining(
+            "kafka-configs --bootstrap-server broker:9092 --alter --entity-type topics"
+                + " --entity-name app-delay-tasks-changelog --add-config cleanup.policy=compact");
+  }
+
+  @Test
+  void shouldAcceptChangelogsWhenCompacted() {
+    Map<String, Config> existing = Map.of("app-delay-tasks-changelog", policy("compact"));
+
+    assertThatCode(() -> ChangelogTopics.requireCompacted(existing, "broker:9092"))
+        .doesNotThrowAnyException();
+  }
+
+  private static Config policy(String value) {
+    return new Config(List.of(new ConfigEntry("cleanup.policy", value)));
+  }
+}
