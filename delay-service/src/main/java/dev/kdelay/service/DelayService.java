@@ -228,7 +228,7 @@ public final class DelayService implements AutoCloseable {
     targetAdmin =
         Admin.create(
             ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
-    targetTopics = new AdminTargetTopics(targetAdmin, ready.targetTopicsRefresh());
+    targetTopics = AdminTargetTopics.create(targetAdmin, ready, TopicMetadataWarmer.NONE);
     Properties properties = ready.streamsProperties();
     HostInfo self = null;
     if (ready.httpPort() != 0) {
