@@ -71,6 +71,7 @@ public final class DelayService implements AutoCloseable {
   private KafkaStreams streams;
   private Admin targetAdmin;
   private AdminTargetTopics targetTopics;
+  private WarmingClientSupplier clients;
   private HttpEndpoint http;
   private Peers peers;
   private DelayClient requestClient;
@@ -188,6 +189,7 @@ public final class DelayService implements AutoCloseable {
     if (targetTopics != null) {
       targetTopics.close();
       targetAdmin.close(Duration.ofSeconds(5));
+      clients.close();
     }
     metrics.close();
     if (broker != null) {
@@ -228,7 +230,10 @@ public final class DelayService implements AutoCloseable {
     targetAdmin =
         Admin.create(
             ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
-    targetTopics = AdminTargetTopics.create(targetAdmin, ready, TopicMetadataWarmer.NONE);
+    // Target topics seen at intake are warmed into the stream threads' producers, so that no
+    // first fire to a topic waits for its metadata on the stream thread.
+    clients = new WarmingClientSupplier();
+    targetTopics = AdminTargetTopics.create(targetAdmin, ready, clients);
     Properties properties = ready.streamsProperties();
     HostInfo self = null;
     if (ready.httpPort() != 0) {
@@ -237,7 +242,8 @@ public final class DelayService implements AutoCloseable {
       self = new HostInfo(advertisedHost(ready), http.port());
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
-    streams = new KafkaStreams(DelayTopology.build(ready, targetTopics, metrics), properties);
+    streams =
+        new KafkaStreams(DelayTopology.build(ready, targetTopics, metrics), properties, clients);
     streams.setUncaughtExceptionHandler(
         new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC()));
     streams.setStateListener(this::onStateChange);
