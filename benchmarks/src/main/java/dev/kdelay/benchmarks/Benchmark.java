@@ -49,6 +49,7 @@ public final class Benchmark {
   private static final int MIN_RATE = 10;
   private static final long MAX_BURST_LEAD_MS = 15_000;
   private static final int ASSUMED_INTAKE_PER_S = 5_000;
+  private static final Duration FIRST_FIRE_WARM_UP = Duration.ofSeconds(15);
 
   private final Settings settings;
   private final Testbed testbed;
@@ -69,8 +70,8 @@ public final class Benchmark {
    * @param args {@code --quick} (default) or {@code --full}; {@code --jfr DIR}; {@code --work DIR}
    *     (default {@code benchmarks/target/bench-work}, emptied first); {@code --keep} keeps it;
    *     {@code --runs N}, {@code --records N}, {@code --pending N} override the mode's sizes;
-   *     {@code --only throughput,lateness,burst,capacity} runs some parts (the settings must be
-   *     given before it); {@code --set KEY=VALUE} sets a kdelay or Kafka property of both
+   *     {@code --only throughput,lateness,first-fire,burst,capacity} runs some parts (the settings
+   *     must be given before it); {@code --set KEY=VALUE} sets a kdelay or Kafka property of both
    *     applications, for experiments such as {@code --set delay.punctuate.interval.ms=20}
    * @throws IOException if the work directory cannot be prepared
    */
@@ -139,10 +140,29 @@ public final class Benchmark {
 
   private void run() {
     testbed.createTopics(CEILING_IN, CEILING_OUT, EMPTY_FIRED, FILLED_FIRED, CALIBRATION_FIRED);
+    App empty = settings.sizesByThroughput() ? startAndMeasureThroughput() : startEmpty();
+    if (settings.runs("lateness")) {
+      lateness(empty);
+    }
+    if (settings.runs(Settings.FIRST_FIRE)) {
+      firstFires(empty);
+    }
+    if (settings.runs("burst")) {
+      bursts(empty);
+    }
+    if (settings.runs("capacity")) {
+      capacity(empty);
+    }
+  }
+
+  /**
+   * Starts the ceiling and instance A, sizes kdelay's runs and measures (1) and (2); the ceiling
+   * stops afterwards.
+   */
+  private App startAndMeasureThroughput() {
     App ceiling =
         testbed.start(AppKind.PASS_THROUGH, "ceiling", "bench-ceiling", CEILING_IN, CEILING_OUT);
-    App empty = testbed.start(AppKind.KDELAY, "kdelay-a", "bench-kdelay-a", EMPTY_REQUESTS, "");
-    results.emptyStartup(empty.startupMs());
+    App empty = startEmpty();
     progress("started the broker, the ceiling and kdelay instance A");
     results.idle(
         scenarios.idleCores(ceiling, Duration.ofSeconds(2)),
@@ -158,15 +178,13 @@ public final class Benchmark {
               empty, EMPTY_FIRED, results.kdelayRecords(), settings.throughputDelayMs()));
     }
     testbed.stop(ceiling);
-    if (settings.runs("lateness")) {
-      lateness(empty);
-    }
-    if (settings.runs("burst")) {
-      bursts(empty);
-    }
-    if (settings.runs("capacity")) {
-      capacity(empty);
-    }
+    return empty;
+  }
+
+  private App startEmpty() {
+    App empty = testbed.start(AppKind.KDELAY, "kdelay-a", "bench-kdelay-a", EMPTY_REQUESTS, "");
+    results.emptyStartup(empty.startupMs());
+    return empty;
   }
 
   /**
@@ -279,6 +297,26 @@ public final class Benchmark {
         run.lateness().count() == 0 ? -1 : run.lateness().max(),
         run.sustained() ? "" : " (not sustained)");
     return run;
+  }
+
+  /**
+   * (3b): tasks to a target topic instance A has never written to, a new topic each run, after one
+   * run at the same rate to the topic it knows: the baseline of the same minute. The runs have a
+   * fixed size, so they need no calibration and can run alone, after a warm-up run.
+   */
+  private void firstFires(App kdelay) {
+    if (!settings.sizesByThroughput()) {
+      // Alone, the instance is fresh: its first runs measure the JIT compiler, not the topics.
+      latenessRun(kdelay, EMPTY_FIRED, FirstFireSection.RATE, FIRST_FIRE_WARM_UP, false);
+    }
+    results.firstFireBaseline(
+        latenessRun(kdelay, EMPTY_FIRED, FirstFireSection.RATE, FirstFireSection.DURATION, false));
+    for (int run = 1; run <= settings.runs(); run++) {
+      String topic = "bench-first-fire-" + run;
+      testbed.createTopics(topic);
+      results.firstFire(
+          latenessRun(kdelay, topic, FirstFireSection.RATE, FirstFireSection.DURATION, false));
+    }
   }
 
   /** (4): bursts, sent far enough ahead for the instance to take them in before they are due. */

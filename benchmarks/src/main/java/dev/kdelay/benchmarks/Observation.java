@@ -22,6 +22,7 @@ final class Observation {
   private final long lastVisibleMs;
   private final long[] dueMs;
   private final long[] visibleMs;
+  private final long[] firedMs;
 
   private Observation(Builder builder) {
     this.expected = builder.expected;
@@ -32,6 +33,7 @@ final class Observation {
     this.lastVisibleMs = builder.lastVisibleMs;
     this.dueMs = Arrays.copyOf(builder.dueMs, builder.timed);
     this.visibleMs = Arrays.copyOf(builder.visibleMs, builder.timed);
+    this.firedMs = Arrays.copyOf(builder.firedMs, builder.timed);
   }
 
   int expected() {
@@ -69,6 +71,15 @@ final class Observation {
     return Lateness.of(dueMs, visibleMs);
   }
 
+  /**
+   * The due-to-fired lateness ({@code delay-fired-at}, stamped on the stream thread as it hands the
+   * record to the producer): the part of {@link #lateness()} spent before the send. The rest is the
+   * transaction's commit and the fetch.
+   */
+  Lateness firingLateness() {
+    return Lateness.of(dueMs, firedMs);
+  }
+
   /** Collects an observation; used by the watch's thread only. */
   static final class Builder {
 
@@ -82,6 +93,7 @@ final class Observation {
     private long lastVisibleMs = -1;
     private long[] dueMs = new long[1024];
     private long[] visibleMs = new long[1024];
+    private long[] firedMs = new long[1024];
     private int timed;
 
     Builder(String tag, int expected) {
@@ -113,20 +125,23 @@ final class Observation {
       if (due != null) {
         long dueAt = parse(due.value());
         Header fired = record.headers().lastHeader(DelayHeaders.FIRED_AT);
-        if (fired != null && parse(fired.value()) < dueAt) {
+        long firedAt = fired == null ? visibleAtMs : parse(fired.value());
+        if (firedAt < dueAt) {
           earlyFires++;
         }
-        addTimed(dueAt, visibleAtMs);
+        addTimed(dueAt, visibleAtMs, firedAt);
       }
     }
 
-    private void addTimed(long due, long visible) {
+    private void addTimed(long due, long visible, long fired) {
       if (timed == dueMs.length) {
         dueMs = Arrays.copyOf(dueMs, timed * 2);
         visibleMs = Arrays.copyOf(visibleMs, timed * 2);
+        firedMs = Arrays.copyOf(firedMs, timed * 2);
       }
       dueMs[timed] = due;
       visibleMs[timed] = visible;
+      firedMs[timed] = fired;
       timed++;
     }
 

@@ -51,6 +51,8 @@ final class Results {
   private final List<Runs.Throughput> kdelay = new ArrayList<>();
   private final List<Runs.LatenessRun> lateness = new ArrayList<>();
   private final List<Runs.LatenessRun> search = new ArrayList<>();
+  private Runs.LatenessRun firstFireBaseline;
+  private final List<Runs.LatenessRun> firstFires = new ArrayList<>();
   private final List<Runs.Burst> bursts = new ArrayList<>();
   private long burstLeadMs;
   private int fillTasks;
@@ -129,6 +131,14 @@ final class Results {
     return List.copyOf(rates);
   }
 
+  void firstFireBaseline(Runs.LatenessRun run) {
+    this.firstFireBaseline = run;
+  }
+
+  void firstFire(Runs.LatenessRun run) {
+    firstFires.add(run);
+  }
+
   void burst(Runs.Burst burst, long leadMs) {
     bursts.add(burst);
     burstLeadMs = leadMs;
@@ -178,6 +188,7 @@ final class Results {
         .calibration(calibration, calibrationSent, calibrationLimit)
         .write(report);
     new LatenessSection(settings, lateness, search).write(report);
+    new FirstFireSection(settings, firstFireBaseline, firstFires).write(report);
     new BurstSection(bursts, burstLeadMs).write(report);
     new CapacitySection(
             settings,

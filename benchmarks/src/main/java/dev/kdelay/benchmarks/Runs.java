@@ -53,6 +53,7 @@ final class Runs {
    *
    * @param rate the target fires per second
    * @param lateness due-to-visible lateness of every fired record
+   * @param firing due-to-fired lateness ({@code delay-fired-at}) of every fired record
    * @param earlyFires records fired before their due time
    * @param expected records due in the run
    * @param duplicates records visible twice
@@ -66,6 +67,7 @@ final class Runs {
   record LatenessRun(
       int rate,
       Lateness lateness,
+      Lateness firing,
       int earlyFires,
       int expected,
       int duplicates,

@@ -26,6 +26,13 @@ final class Samples {
     values[size++] = value;
   }
 
+  /** Adds every sample of another set. */
+  void addAll(Samples other) {
+    for (int i = 0; i < other.size; i++) {
+      add(other.values[i]);
+    }
+  }
+
   int size() {
     return size;
   }

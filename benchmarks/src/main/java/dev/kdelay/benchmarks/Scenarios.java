@@ -98,6 +98,7 @@ final class Scenarios {
       return new Runs.LatenessRun(
           rate,
           seen.lateness(),
+          seen.firingLateness(),
           seen.earlyFires(),
           count,
           seen.duplicates(),

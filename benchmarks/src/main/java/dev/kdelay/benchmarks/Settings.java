@@ -49,7 +49,11 @@ record Settings(
     Set<String> parts) {
 
   /** The benchmark's parts, in the order they run. */
-  static final List<String> PARTS = List.of("throughput", "lateness", "burst", "capacity");
+  static final List<String> PARTS =
+      List.of("throughput", "lateness", "first-fire", "burst", "capacity");
+
+  /** The part that needs no sizing by kdelay's throughput: its runs have a fixed size. */
+  static final String FIRST_FIRE = "first-fire";
 
   /** A few minutes on a 2-core machine. */
   static Settings quick() {
@@ -96,6 +100,14 @@ record Settings(
   /** Whether a part runs. */
   boolean runs(String part) {
     return parts.contains(part);
+  }
+
+  /**
+   * Whether a part that is sized by kdelay's measured throughput runs, so that the ceiling and the
+   * calibration must run first: every part but {@value #FIRST_FIRE}.
+   */
+  boolean sizesByThroughput() {
+    return parts.stream().anyMatch(part -> !part.equals(FIRST_FIRE));
   }
 
   /** Records per kdelay throughput run: as many as the ceiling's, unless that busts the budget. */

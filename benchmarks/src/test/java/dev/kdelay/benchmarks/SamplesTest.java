@@ -77,4 +77,19 @@ class SamplesTest {
     assertThatThrownBy(() -> samples.percentile(100.5))
         .isInstanceOf(IllegalArgumentException.class);
   }
+
+  @Test
+  void shouldHoldBothSetsWhenOneIsAddedToAnother() {
+    Samples a = new Samples();
+    a.add(5);
+    Samples b = new Samples();
+    b.add(1);
+    b.add(9);
+
+    a.addAll(b);
+
+    assertThat(a.size()).isEqualTo(3);
+    assertThat(a.min()).isEqualTo(1);
+    assertThat(a.max()).isEqualTo(9);
+  }
 }

@@ -65,4 +65,10 @@ class SettingsTest {
     assertThat(Benchmark.roundRate(99)).isEqualTo(99);
     assertThat(Benchmark.roundRate(3)).isEqualTo(10);
   }
+
+  @Test
+  void shouldSkipTheCalibrationWhenOnlyTheFirstFiresRun() {
+    assertThat(quick.withParts(Set.of("first-fire")).sizesByThroughput()).isFalse();
+    assertThat(quick.withParts(Set.of("first-fire", "burst")).sizesByThroughput()).isTrue();
+  }
 }

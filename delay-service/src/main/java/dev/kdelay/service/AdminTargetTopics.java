@@ -1,55 +1,78 @@
 package dev.kdelay.service;
 
+import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
+import java.time.Clock;
 import java.time.Duration;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.DescribeTopicsOptions;
-import org.apache.kafka.clients.admin.TopicDescription;
-import org.apache.kafka.common.KafkaFuture;
-import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Target-topic metadata from an Admin client, cached. A stream thread blocks only on the first
- * look-up of a topic (bounded by a short timeout); afterwards a background refresh keeps every
- * known topic current, so a deleted topic is noticed within one refresh interval and a created one
- * as soon as a request names it again after the negative entry expires.
+ * Target-topic metadata from an Admin client, cached ({@link TargetTopicCache}).
+ *
+ * <p>A topic never seen is read in the background; {@link #lookUp} (intake) waits for it at most
+ * the look-up timeout, {@link #cached} (fire path) never waits. At most one read per topic is in
+ * flight. Every refresh interval, one batched read ({@link TopicLimitsReader}) re-checks every
+ * known topic, so a deleted topic or a changed limit is noticed within one interval, and logged.
+ * Every topic found to exist is handed to the {@link TopicMetadataWarmer}, so that the producers
+ * have its metadata before its first fire.
  */
 final class AdminTargetTopics implements TargetTopics, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(AdminTargetTopics.class);
 
-  private static final int ABSENT = 0;
-  private static final int UNKNOWN = -1;
-
-  private final Admin admin;
-  private final Duration lookupTimeout;
-  private final Duration absentRetention;
-  private final Map<String, Entry> topics = new ConcurrentHashMap<>();
-  private final ScheduledExecutorService refresher;
-
-  private record Entry(int partitions, long checkedAtMs) {}
-
-  AdminTargetTopics(Admin admin, Duration refreshInterval) {
-    this(admin, refreshInterval, Duration.ofSeconds(2), Duration.ofSeconds(5));
+  /** Reads what the cluster says of topics ({@link TopicLimitsReader} in the service). */
+  @FunctionalInterface
+  interface Reader {
+    /**
+     * Reads topics, in one batch.
+     *
+     * @return one description per topic, {@link TargetTopic#UNKNOWN} where the cluster did not tell
+     */
+    CompletableFuture<Map<String, TargetTopic>> read(Collection<String> topics);
   }
 
+  private final Reader reader;
+  private final TargetTopicCache cache;
+  private final Duration lookupTimeout;
+  private final Duration refreshInterval;
+  private final TopicMetadataWarmer warmer;
+  private final Map<String, CompletableFuture<TargetTopic>> inFlight = new ConcurrentHashMap<>();
+  private final ScheduledExecutorService refresher;
+
+  /**
+   * @param reader reads topics from the cluster
+   * @param cache what is known
+   * @param lookupTimeout how long {@link #lookUp} waits for a topic not known yet
+   * @param refreshInterval how often every known topic is read again
+   * @param warmer told of every topic found to exist, and of all of them at each refresh
+   */
   AdminTargetTopics(
-      Admin admin, Duration refreshInterval, Duration lookupTimeout, Duration absentRetention) {
-    this.admin = admin;
+      Reader reader,
+      TargetTopicCache cache,
+      Duration lookupTimeout,
+      Duration refreshInterval,
+      TopicMetadataWarmer warmer) {
+    this.reader = reader;
+    this.cache = cache;
     this.lookupTimeout = lookupTimeout;
-    this.absentRetention = absentRetention;
+    this.refreshInterval = refreshInterval;
+    this.warmer = warmer;
     this.refresher =
         Executors.newSingleThreadScheduledExecutor(
             runnable -> {
@@ -61,87 +84,127 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
     refresher.scheduleWithFixedDelay(this::refresh, period, period, TimeUnit.MILLISECONDS);
   }
 
+  /** The service's instance, configured from {@code delay.target.topics.*}. */
+  static AdminTargetTopics create(Admin admin, DelayConfig config, TopicMetadataWarmer warmer) {
+    // A read gives up by the time the next refresh would ask again anyway.
+    Duration readTimeout = max(config.targetTopicsRefresh(), config.targetTopicsLookupTimeout());
+    return new AdminTargetTopics(
+        new TopicLimitsReader(admin, readTimeout)::read,
+        new TargetTopicCache(
+            config.targetTopicsMax(), config.targetTopicsAbsentRetention(), Clock.systemUTC()),
+        config.targetTopicsLookupTimeout(),
+        config.targetTopicsRefresh(),
+        warmer);
+  }
+
   @Override
   public TargetTopic lookUp(String topic) {
-    return describe(partitions(topic));
+    Optional<TargetTopicCache.Entry> known = cache.get(topic);
+    if (known.isPresent() && !known.get().expired()) {
+      return known.get().topic();
+    }
+    try {
+      return read(topic).get(lookupTimeout.toMillis(), TimeUnit.MILLISECONDS);
+    } catch (TimeoutException e) {
+      // The read goes on and fills the cache; the request is taken without the check.
+      log.info(
+          "event=target-topic-lookup-slow topic={} waited_ms={}",
+          LogValues.quote(topic),
+          lookupTimeout.toMillis());
+      return TargetTopic.UNKNOWN;
+    } catch (ExecutionException e) {
+      return TargetTopic.UNKNOWN;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return TargetTopic.UNKNOWN;
+    }
   }
 
   @Override
   public TargetTopic cached(String topic) {
-    Entry known = topics.get(topic);
-    if (known == null) {
-      refresher.execute(() -> partitions(topic));
-      return TargetTopic.UNKNOWN;
+    Optional<TargetTopicCache.Entry> known = cache.get(topic);
+    if (known.isEmpty() || known.get().expired()) {
+      read(topic);
     }
-    return describe(known.partitions());
+    // An expired absence still answers: a topic deleted under its tasks stays deleted until a
+    // read says otherwise.
+    return known.map(TargetTopicCache.Entry::topic).orElse(TargetTopic.UNKNOWN);
   }
 
-  private static TargetTopic describe(int partitions) {
-    return switch (partitions) {
-      case ABSENT -> TargetTopic.ABSENT;
-      case UNKNOWN -> TargetTopic.UNKNOWN;
-      default -> TargetTopic.present(partitions);
-    };
-  }
-
-  private int partitions(String topic) {
-    Entry known = topics.get(topic);
-    long now = System.currentTimeMillis();
-    if (known != null
-        && (known.partitions() != ABSENT
-            || now - known.checkedAtMs() < absentRetention.toMillis())) {
-      return known.partitions();
+  /** Reads a topic in the background, unless a read of it is in flight already: joins that one. */
+  private CompletableFuture<TargetTopic> read(String topic) {
+    CompletableFuture<TargetTopic> started = new CompletableFuture<>();
+    CompletableFuture<TargetTopic> running = inFlight.putIfAbsent(topic, started);
+    if (running != null) {
+      return running;
     }
-    int partitions = fetch(topic);
-    if (partitions != UNKNOWN) {
-      topics.put(topic, new Entry(partitions, now));
-    }
-    return partitions;
-  }
-
-  private int fetch(String topic) {
-    KafkaFuture<TopicDescription> description =
-        admin
-            .describeTopics(
-                List.of(topic),
-                new DescribeTopicsOptions().timeoutMs((int) lookupTimeout.toMillis()))
-            .topicNameValues()
-            .get(topic);
+    CompletableFuture<Map<String, TargetTopic>> reading;
     try {
-      return description.get(lookupTimeout.toMillis(), TimeUnit.MILLISECONDS).partitions().size();
-    } catch (ExecutionException e) {
-      if (e.getCause() instanceof UnknownTopicOrPartitionException) {
-        return ABSENT;
+      reading = reader.read(List.of(topic));
+    } catch (RuntimeException e) {
+      reading = CompletableFuture.failedFuture(e); // a closed Admin client, say
+    }
+    reading.whenComplete(
+        (found, error) -> {
+          TargetTopic described = error == null ? found.get(topic) : TargetTopic.UNKNOWN;
+          learn(topic, described);
+          // Removed only after the cache holds the answer: a caller in between finds one.
+          inFlight.remove(topic, started);
+          started.complete(described);
+        });
+    return started;
+  }
+
+  private void learn(String topic, TargetTopic described) {
+    if (described.equals(TargetTopic.UNKNOWN)) {
+      return; // the cluster did not answer: ask again next time
+    }
+    cache.remember(topic, described);
+    if (described.status() == TargetTopic.Status.PRESENT) {
+      warmer.warm(List.of(topic));
+    }
+  }
+
+  /** Re-reads every known topic in one batch; runs on the refresher thread only. */
+  void refresh() {
+    try {
+      List<String> topics = cache.topics();
+      if (topics.isEmpty()) {
+        return;
       }
-      log.warn(
-          "event=target-topic-lookup-failed topic={} error={}",
-          LogValues.quote(topic),
-          LogValues.quote(e.getCause()));
-      return UNKNOWN;
-    } catch (TimeoutException e) {
-      log.warn("event=target-topic-lookup-timeout topic={}", LogValues.quote(topic));
-      return UNKNOWN;
+      Map<String, TargetTopic> found =
+          reader
+              .read(topics)
+              .get(refreshInterval.toMillis() + lookupTimeout.toMillis(), TimeUnit.MILLISECONDS)
+              .entrySet()
+              .stream()
+              .filter(entry -> !entry.getValue().equals(TargetTopic.UNKNOWN))
+              .collect(Collectors.toMap(Map.Entry::getKey, Map.Entry::getValue));
+      for (TargetTopicCache.Change change : cache.refreshed(found)) {
+        log.info(
+            "event=target-topic-changed topic={} status={} partitions={} max_message_bytes={}"
+                + " writable={} max_timestamp_age_ms={} was={}",
+            LogValues.quote(change.topic()),
+            change.now().status(),
+            change.now().partitions(),
+            change.now().maxMessageBytes(),
+            change.now().writable(),
+            change.now().maxTimestampAgeMs(),
+            LogValues.quote(change.was().toString()));
+      }
+      warmer.warm(cache.present());
+    } catch (TimeoutException | ExecutionException e) {
+      log.warn("event=target-topics-refresh-failed error={}", LogValues.quote(e));
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
-      return UNKNOWN;
+    } catch (RuntimeException e) {
+      // A scheduled task that throws is never run again: keep refreshing.
+      log.warn("event=target-topics-refresh-failed error={}", LogValues.quote(e));
     }
   }
 
-  /** Re-checks every known topic, so deletions and partition changes are noticed. */
-  private void refresh() {
-    for (String topic : List.copyOf(topics.keySet())) {
-      int partitions = fetch(topic);
-      if (partitions != UNKNOWN) {
-        Entry previous = topics.put(topic, new Entry(partitions, System.currentTimeMillis()));
-        if (previous != null && previous.partitions() != partitions) {
-          log.info(
-              "event=target-topic-changed topic={} partitions={} was={}",
-              topic,
-              partitions,
-              previous.partitions());
-        }
-      }
-    }
+  private static Duration max(Duration a, Duration b) {
+    return a.compareTo(b) >= 0 ? a : b;
   }
 
   @Override

@@ -71,6 +71,7 @@ public final class DelayService implements AutoCloseable {
   private KafkaStreams streams;
   private Admin targetAdmin;
   private AdminTargetTopics targetTopics;
+  private WarmingClientSupplier clients;
   private HttpEndpoint http;
   private Peers peers;
   private DelayClient requestClient;
@@ -188,6 +189,7 @@ public final class DelayService implements AutoCloseable {
     if (targetTopics != null) {
       targetTopics.close();
       targetAdmin.close(Duration.ofSeconds(5));
+      clients.close();
     }
     metrics.close();
     if (broker != null) {
@@ -232,7 +234,10 @@ public final class DelayService implements AutoCloseable {
     targetAdmin =
         Admin.create(
             ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
-    targetTopics = new AdminTargetTopics(targetAdmin, ready.targetTopicsRefresh());
+    // Target topics seen at intake are warmed into the stream threads' producers, so that no
+    // first fire to a topic waits for its metadata on the stream thread.
+    clients = new WarmingClientSupplier();
+    targetTopics = AdminTargetTopics.create(targetAdmin, ready, clients);
     Properties properties = ready.streamsProperties();
     DeliveryQuarantine quarantine = new DeliveryQuarantine(ready);
     quarantine.install(properties);
@@ -244,7 +249,8 @@ public final class DelayService implements AutoCloseable {
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
     streams =
-        new KafkaStreams(DelayTopology.build(ready, targetTopics, metrics, quarantine), properties);
+        new KafkaStreams(
+            DelayTopology.build(ready, targetTopics, metrics, quarantine), properties, clients);
     streams.setUncaughtExceptionHandler(
         new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC(), quarantine));
     streams.setStateListener(this::onStateChange);

@@ -171,6 +171,24 @@ public final class DelayConfig extends AbstractConfig {
       "How often the service re-reads the metadata of the target topics it knows, to notice"
           + " deleted topics (their tasks are dead-lettered as UNKNOWN_TOPIC instead of fired).";
 
+  public static final String TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG =
+      "delay.target.topics.lookup.timeout.ms";
+  private static final String TARGET_TOPICS_LOOKUP_TIMEOUT_DOC =
+      "How long a stream thread waits for the metadata of a target topic a request names for the"
+          + " first time; afterwards the look-up goes on in the background and the request is"
+          + " taken as if the topic existed.";
+
+  public static final String TARGET_TOPICS_MAX_CONFIG = "delay.target.topics.max";
+  private static final String TARGET_TOPICS_MAX_DOC =
+      "How many target topics the service keeps metadata of; the least recently used is"
+          + " forgotten first.";
+
+  public static final String TARGET_TOPICS_ABSENT_RETENTION_CONFIG =
+      "delay.target.topics.absent.retention.ms";
+  private static final String TARGET_TOPICS_ABSENT_RETENTION_DOC =
+      "How long the service remembers that a target topic does not exist before it asks again,"
+          + " so that a topic created later is seen.";
+
   public static final String HTTP_PORT_CONFIG = "delay.http.port";
   private static final String HTTP_PORT_DOC =
       "Port of the service's HTTP endpoints; 0 disables them.";
@@ -388,6 +406,27 @@ public final class DelayConfig extends AbstractConfig {
               Importance.LOW,
               TARGET_TOPICS_REFRESH_DOC)
           .define(
+              TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG,
+              Type.LONG,
+              500L,
+              atLeast(0),
+              Importance.LOW,
+              TARGET_TOPICS_LOOKUP_TIMEOUT_DOC)
+          .define(
+              TARGET_TOPICS_MAX_CONFIG,
+              Type.INT,
+              10_000,
+              atLeast(1),
+              Importance.LOW,
+              TARGET_TOPICS_MAX_DOC)
+          .define(
+              TARGET_TOPICS_ABSENT_RETENTION_CONFIG,
+              Type.LONG,
+              Duration.ofSeconds(5).toMillis(),
+              atLeast(0),
+              Importance.LOW,
+              TARGET_TOPICS_ABSENT_RETENTION_DOC)
+          .define(
               HTTP_PORT_CONFIG, Type.INT, 8080, between(0, 65535), Importance.MEDIUM, HTTP_PORT_DOC)
           .define(
               HTTP_ADVERTISED_HOST_CONFIG,
@@ -594,6 +633,21 @@ public final class DelayConfig extends AbstractConfig {
 
   public Duration targetTopicsRefresh() {
     return Duration.ofMillis(getLong(TARGET_TOPICS_REFRESH_CONFIG));
+  }
+
+  /** How long a stream thread waits for a target topic it has not seen before. */
+  public Duration targetTopicsLookupTimeout() {
+    return Duration.ofMillis(getLong(TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG));
+  }
+
+  /** How many target topics the service keeps metadata of. */
+  public int targetTopicsMax() {
+    return getInt(TARGET_TOPICS_MAX_CONFIG);
+  }
+
+  /** How long a target topic found absent is remembered as such. */
+  public Duration targetTopicsAbsentRetention() {
+    return Duration.ofMillis(getLong(TARGET_TOPICS_ABSENT_RETENTION_CONFIG));
   }
 
   public int httpPort() {

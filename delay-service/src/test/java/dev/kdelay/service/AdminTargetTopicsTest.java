@@ -1,0 +1,164 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.topology.TargetTopic;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The timing and bookkeeping of {@link AdminTargetTopics}: reads the test completes when it wants,
+ * which a real broker cannot be made to do. What the cluster answers is {@link
+ * AdminTargetTopicsIT}.
+ */
+class AdminTargetTopicsTest {
+
+  private final SettableClock clock = new SettableClock();
+  private final HeldReads reads = new HeldReads();
+  private final List<Collection<String>> warmed = new CopyOnWriteArrayList<>();
+  private final AdminTargetTopics topics =
+      new AdminTargetTopics(
+          reads,
+          new TargetTopicCache(100, Duration.ofSeconds(5), clock),
+          Duration.ofMillis(50),
+          Duration.ofHours(1), // refresh() is called by the tests
+          warmed::add);
+
+  @AfterEach
+  void close() {
+    topics.close();
+  }
+
+  @Test
+  void shouldReadATopicOnceWhenAskedAgainWhileTheReadIsInFlight() {
+    assertThat(topics.cached("t")).isEqualTo(TargetTopic.UNKNOWN);
+    assertThat(topics.cached("t")).isEqualTo(TargetTopic.UNKNOWN);
+    assertThat(topics.lookUp("t")).isEqualTo(TargetTopic.UNKNOWN);
+
+    assertThat(reads.batches()).containsExactly(List.of("t"));
+  }
+
+  @Test
+  void shouldAnswerFromMemoryWhenTheSlowReadHasFinished() {
+    // given: a look-up that gave up waiting
+    assertThat(topics.lookUp("t")).isEqualTo(TargetTopic.UNKNOWN);
+
+    // when
+    reads.answer(Map.of("t", TargetTopic.present(4)));
+
+    // then
+    assertThat(topics.cached("t")).isEqualTo(TargetTopic.present(4));
+    assertThat(topics.lookUp("t")).isEqualTo(TargetTopic.present(4));
+    assertThat(reads.batches()).hasSize(1);
+  }
+
+  @Test
+  void shouldReadAgainWhenTheClusterDidNotAnswer() {
+    topics.cached("t");
+    reads.answer(Map.of("t", TargetTopic.UNKNOWN));
+
+    topics.cached("t");
+
+    assertThat(reads.batches()).hasSize(2);
+  }
+
+  @Test
+  void shouldKeepAnsweringAbsentButReadAgainWhenTheAbsenceHasExpired() {
+    // given
+    topics.cached("gone");
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
+
+    // when
+    clock.advance(Duration.ofSeconds(5));
+
+    // then: the fire path still has an answer, and a new read has started
+    assertThat(topics.cached("gone")).isEqualTo(TargetTopic.ABSENT);
+    assertThat(reads.batches()).hasSize(2);
+  }
+
+  @Test
+  void shouldRefreshEveryKnownTopicInOneReadAndKeepAnswersWhenTheRefreshFails() {
+    // given
+    topics.cached("a");
+    reads.answer(Map.of("a", TargetTopic.present(1)));
+    topics.cached("b");
+    reads.answer(Map.of("b", TargetTopic.present(1)));
+
+    // when: the refresh learns of a change to one and hears nothing of the other
+    CompletableFuture<Void> refreshed = CompletableFuture.runAsync(topics::refresh);
+    reads.awaitBatches(3);
+    reads.answer(Map.of("a", TargetTopic.present(2), "b", TargetTopic.UNKNOWN));
+    refreshed.join();
+
+    // then
+    assertThat(reads.batches().get(2)).containsExactlyInAnyOrder("a", "b");
+    assertThat(topics.cached("a")).isEqualTo(TargetTopic.present(2));
+    assertThat(topics.cached("b")).isEqualTo(TargetTopic.present(1));
+  }
+
+  @Test
+  void shouldWarmATopicWhenFirstFoundPresentAndEveryExistingTopicAtEachRefresh() {
+    topics.cached("here");
+    reads.answer(Map.of("here", TargetTopic.present(1)));
+    topics.cached("gone");
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
+    assertThat(warmed).containsExactly(List.of("here"));
+
+    CompletableFuture<Void> refreshed = CompletableFuture.runAsync(topics::refresh);
+    reads.awaitBatches(3);
+    reads.answer(Map.of("here", TargetTopic.present(1), "gone", TargetTopic.ABSENT));
+    refreshed.join();
+
+    assertThat(warmed).containsExactly(List.of("here"), List.of("here"));
+  }
+
+  /** Reads that complete when the test answers them, oldest first. */
+  private static final class HeldReads implements AdminTargetTopics.Reader {
+
+    private final List<List<String>> batches = new ArrayList<>();
+    private final List<CompletableFuture<Map<String, TargetTopic>>> pending = new ArrayList<>();
+
+    @Override
+    public synchronized CompletableFuture<Map<String, TargetTopic>> read(
+        Collection<String> topics) {
+      batches.add(List.copyOf(topics));
+      CompletableFuture<Map<String, TargetTopic>> read = new CompletableFuture<>();
+      pending.add(read);
+      notifyAll();
+      return read;
+    }
+
+    synchronized List<List<String>> batches() {
+      return List.copyOf(batches);
+    }
+
+    synchronized void awaitBatches(int count) {
+      long deadline = System.currentTimeMillis() + 10_000;
+      while (batches.size() < count) {
+        long left = deadline - System.currentTimeMillis();
+        assertThat(left).as("read %d started in time", count).isPositive();
+        try {
+          wait(left);
+        } catch (InterruptedException e) {
+          Thread.currentThread().interrupt();
+          throw new AssertionError(e);
+        }
+      }
+    }
+
+    void answer(Map<String, TargetTopic> found) {
+      CompletableFuture<Map<String, TargetTopic>> oldest;
+      synchronized (this) {
+        oldest = pending.remove(0);
+      }
+      oldest.complete(found);
+    }
+  }
+}
