@@ -33,10 +33,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * <p>The figures are printed, not asserted: they depend on the machine. What is asserted is the
  * usual: nothing lost, nothing doubled, nothing early.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_406L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class StandbyFailoverIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_406L);
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(120);
   private static final Pattern RESTORED =
       Pattern.compile(
@@ -44,30 +44,31 @@ class StandbyFailoverIT {
 
   @Test
   @Tag("integration")
-  void shouldTakeOverAKilledInstancesTasksWithAndWithoutAStandby(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldTakeOverAKilledInstancesTasksWithAndWithoutAStandby(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     TaskLoad.Plan plan =
-        new TaskLoad.Plan(SEED, 1_000, Duration.ofSeconds(10), seconds(1), seconds(3), 0);
-    String without = failover(kafka, "failover-standby0", 0, plan, 5_000, List.of("a", "b"));
-    String with = failover(kafka, "failover-standby1", 1, plan, 5_000, List.of("a", "b"));
+        new TaskLoad.Plan(run.seed(), 1_000, Duration.ofSeconds(10), seconds(1), seconds(3), 0);
+    String without = failover(run, kafka, "failover-standby0", 0, plan, 5_000, List.of("a", "b"));
+    String with = failover(run, kafka, "failover-standby1", 1, plan, 5_000, List.of("a", "b"));
     System.out.println("FAULTS failover, no standby: " + without);
     System.out.println("FAULTS failover, 1 standby:  " + with);
   }
 
   @Test
   @Tag("fault-long")
-  void shouldTakeOverAKilledInstancesLargeStoreWithAndWithoutAStandby(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldTakeOverAKilledInstancesLargeStoreWithAndWithoutAStandby(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     TaskLoad.Plan plan =
-        new TaskLoad.Plan(SEED, 4_000, Duration.ofSeconds(30), seconds(1), seconds(3), 0);
+        new TaskLoad.Plan(run.seed(), 4_000, Duration.ofSeconds(30), seconds(1), seconds(3), 0);
     List<String> names = List.of("a", "b", "c");
-    String without = failover(kafka, "failover-long-standby0", 0, plan, 150_000, names);
-    String with = failover(kafka, "failover-long-standby1", 1, plan, 150_000, names);
+    String without = failover(run, kafka, "failover-long-standby0", 0, plan, 150_000, names);
+    String with = failover(run, kafka, "failover-long-standby1", 1, plan, 150_000, names);
     System.out.println("FAULTS failover, no standby: " + without);
     System.out.println("FAULTS failover, 1 standby:  " + with);
   }
 
   private String failover(
+      FaultRun run,
       KafkaTestCluster kafka,
       String name,
       int standbys,
@@ -75,8 +76,9 @@ class StandbyFailoverIT {
       int ballast,
       List<String> names)
       throws Exception {
-    // given: a fleet whose stores hold the ballast
-    try (FaultScenario scenario = new FaultScenario(name, kafka.bootstrapServers())) {
+    // given: a fleet whose stores hold the ballast; closed before the next scenario starts, so
+    // that its instances do not compete with the next one's for the CPU
+    try (FaultScenario scenario = run.scenario(name, kafka.bootstrapServers())) {
       return failover(scenario, standbys, plan, ballast, names);
     }
   }
