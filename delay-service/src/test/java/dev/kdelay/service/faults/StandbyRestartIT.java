@@ -41,9 +41,16 @@ class StandbyRestartIT {
       Pattern.compile(
           "Finished restoring changelog (\\S+) to store \\S+ with a total number of (\\d+) records");
 
-  /** Local files found without a checkpoint: Kafka Streams wipes them under exactly-once. */
+  /**
+   * Local files found without a checkpoint: under exactly-once Kafka Streams takes the task for
+   * corrupted, wipes its stores and rebuilds them.
+   */
   private static final Pattern WIPED =
-      Pattern.compile("did not find checkpoint offsets while stores are not empty");
+      Pattern.compile("Detected the states of tasks \\[([^]]*)\\] are corrupted");
+
+  /** A store rebuilt from the start of its changelog. */
+  private static final Pattern FROM_START =
+      Pattern.compile("did not find checkpoint offset, hence would default to the starting offset");
 
   /** A store that trusts its local files up to a checkpointed offset. */
   private static final Pattern FROM_CHECKPOINT =
@@ -95,9 +102,9 @@ class StandbyRestartIT {
     long restartedAt = b.jvm().startedAtLogOffset();
     fleet.awaitOwners(both, OWNERS_TIMEOUT);
     Await.until(
-        "b to restore its stores after the restart (see " + b.jvm().log() + ")",
+        "b to rebuild its stores after the restart (see " + b.jvm().log() + ")",
         OWNERS_TIMEOUT,
-        () -> !b.jvm().linesMatching(RESTORED, restartedAt).isEmpty());
+        () -> !b.jvm().linesMatching(FROM_START, restartedAt).isEmpty());
     Restore restart = Restore.of(b, restartedAt);
     figures.add(
         "b restarted on its state directory ("
@@ -109,7 +116,7 @@ class StandbyRestartIT {
     load.awaitSent(0.6, Duration.ofMinutes(2));
     long takeoverFrom = b.jvm().logOffset();
     Failover second = kill(scenario, fleet, a, b);
-    figures.add("b took a's partitions over: " + Restore.of(b, takeoverFrom));
+    figures.add("b from the kill of a on: " + Restore.of(b, takeoverFrom));
 
     // then
     Verdict verdict = scenario.verify(Duration.ofMinutes(3));
@@ -122,7 +129,12 @@ class StandbyRestartIT {
     assertThat(restart.fromCheckpoint())
         .as("stores of b that trusted local files after its kill -9 under exactly-once")
         .isZero();
-    assertThat(restart.records()).as("changelog records b restored after its restart").isPositive();
+    assertThat(restart.wipedTasks())
+        .as("tasks whose local files b discarded after its kill -9 under exactly-once")
+        .isPositive();
+    assertThat(restart.fromStart())
+        .as("stores b rebuilt from the start of their changelog after its restart")
+        .isPositive();
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
     assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
   }
@@ -159,7 +171,8 @@ class StandbyRestartIT {
   }
 
   /** Where an instance's stores came from after a point in its log. */
-  private record Restore(long records, int changelogs, int wiped, int fromCheckpoint) {
+  private record Restore(
+      long records, int changelogs, int wipedTasks, int fromStart, int fromCheckpoint) {
 
     static Restore of(ServiceInstance instance, long fromOffset) {
       long records = 0;
@@ -170,20 +183,28 @@ class StandbyRestartIT {
           records += Long.parseLong(matcher.group(2));
         }
       }
+      Set<String> wiped = new java.util.TreeSet<>();
+      for (String line : instance.jvm().linesMatching(WIPED, fromOffset)) {
+        Matcher matcher = WIPED.matcher(line);
+        if (matcher.find()) {
+          wiped.addAll(List.of(matcher.group(1).split(",\\s*")));
+        }
+      }
       return new Restore(
           records,
           restored.size(),
-          instance.jvm().linesMatching(WIPED, fromOffset).size(),
+          wiped.size(),
+          instance.jvm().linesMatching(FROM_START, fromOffset).size(),
           instance.jvm().linesMatching(FROM_CHECKPOINT, fromOffset).size());
     }
 
     @Override
     public String toString() {
       return String.format(
-          "%d changelog records restored into %d stores; %d stores' local files wiped for want of a"
-              + " checkpoint (exactly-once after an unclean stop), %d stores started from a"
-              + " checkpoint",
-          records, changelogs, wiped, fromCheckpoint);
+          "%d tasks' local files discarded as corrupted (exactly-once, no checkpoint after an"
+              + " unclean stop), %d stores rebuilt from the start of their changelog, %d started"
+              + " from a checkpoint; %d changelog records restored into %d active stores",
+          wipedTasks, fromStart, fromCheckpoint, records, changelogs);
     }
   }
 
