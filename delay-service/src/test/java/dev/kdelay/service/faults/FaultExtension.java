@@ -8,9 +8,10 @@ import org.junit.jupiter.api.extension.ParameterResolver;
 import org.junit.jupiter.api.extension.TestExecutionExceptionHandler;
 
 /**
- * The scaffold of every fault test: hands a {@link FaultRun} (seed, scaled timeouts, scenarios) to
- * the test method, and after the test, passed or failed, closes what the run created, killing the
- * child JVMs still running. A failed test also says where its scenarios' logs and evidence are.
+ * The scaffold of every fault test: hands a {@link FaultRun} (seed, scenarios) to the test method
+ * (every wait scales its timeout by {@code -Dkdelay.faults.timeout.factor} in {@link Await}), and
+ * after the test, passed or failed, closes what the run created, killing the child JVMs still
+ * running. A failed test also says where its scenarios' logs and evidence are.
  *
  * <pre>{@code
  * @FaultSeed(20_240_401L)
@@ -51,6 +52,8 @@ final class FaultExtension
                 + scenario.name()
                 + ": FAILED (seed "
                 + run.seed()
+                + ", timeout factor "
+                + Await.factor()
                 + "); logs and evidence in "
                 + scenario.dir());
       }

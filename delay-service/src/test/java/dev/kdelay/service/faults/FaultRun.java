@@ -1,6 +1,5 @@
 package dev.kdelay.service.faults;
 
-import java.time.Duration;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -8,9 +7,9 @@ import java.util.List;
 import java.util.Objects;
 
 /**
- * What one fault test gets from {@link FaultExtension}: its seed, its scaled timeouts, and
- * scenarios and other resources that are closed after the test in the reverse order of their
- * creation, also after a failed assertion, so that no child JVM outlives its test.
+ * What one fault test gets from {@link FaultExtension}: its seed, and scenarios and other resources
+ * that are closed after the test in the reverse order of their creation, also after a failed
+ * assertion, so that no child JVM outlives its test.
  */
 final class FaultRun {
 
@@ -25,11 +24,6 @@ final class FaultRun {
   /** The class's {@link FaultSeed}, or the value of its system property. */
   long seed() {
     return seed;
-  }
-
-  /** A timeout multiplied by {@code -Dkdelay.faults.timeout.factor}. */
-  Duration timeout(Duration timeout) {
-    return Await.scaled(timeout);
   }
 
   /**
