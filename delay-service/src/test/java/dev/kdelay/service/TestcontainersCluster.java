@@ -27,7 +27,10 @@ final class TestcontainersCluster implements KafkaTestCluster {
             .withEnv("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "1")
             .withEnv("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "1")
             .withEnv("KAFKA_MIN_INSYNC_REPLICAS", "1")
-            .withEnv("KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0");
+            .withEnv("KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0")
+            // Fast failover, as kdelay's README asks of a broker (see KraftTestKitCluster).
+            .withEnv("KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS", "1000")
+            .withEnv("KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS", "3000");
     container.start();
     return new TestcontainersCluster(container);
   }

@@ -742,10 +742,19 @@ public final class DelayConfig extends AbstractConfig {
             ? 0
             : EXACTLY_ONCE_LINGER_MS);
     props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
-    // A crashed instance's tasks fire late by at least the session timeout, until the group gives
-    // its partitions to the others: 10 s instead of the consumer's 45 s default.
-    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG), 10_000);
-    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG), 3_000);
+    // Failover: a killed instance's tasks are late by the session timeout (until the group
+    // evicts it) plus a heartbeat (until the survivors rejoin), and at least until the broker
+    // aborts the dead producer's open transaction, which blocks read_committed readers of every
+    // partition it wrote: the new owner has another transactional id and cannot fence it. 6 s is
+    // the lowest session timeout a broker with default settings accepts
+    // (group.min.session.timeout.ms); the transaction timeout stays below it so that, on a broker
+    // that checks for timed-out transactions every second, the abort never sets the pace. Lower
+    // costs evictions during GC pauses and aborted transactions during stalls: see the README.
+    // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
+    // over a plain one, so a prefixed default would silently override a user's plain one.
+    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
+    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_500);
+    props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 5_000);
     // kdelay has no global stores; Kafka Streams 4.3 warns at every start until this is set.
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
     props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
@@ -26,6 +27,36 @@ class DelayConfigTest {
   @Test
   void shouldLetAPassThroughPropertyWinOverKdelaysOwn() {
     assertThat(streams(Map.of(LINGER, "7")).get(LINGER)).isEqualTo("7");
+  }
+
+  @Test
+  void shouldGiveTheClientsKdelaysFailoverSettingsWhenNoneArePassedThrough() {
+    StreamsConfig config = new StreamsConfig(streams(Map.of()));
+
+    Map<String, Object> consumer = config.getMainConsumerConfigs("kdelay-test", "c", 0);
+    assertThat(consumer.get(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG)).isEqualTo(6_000);
+    assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo(1_500);
+    assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
+        .isEqualTo(5_000);
+  }
+
+  @Test
+  void shouldLetAPlainPassThroughKeyWinOverTheFailoverSettingsWhenGiven() {
+    // given: the keys as DELAY_KAFKA_SESSION_TIMEOUT_MS etc. pass them, without a client prefix
+    StreamsConfig config =
+        new StreamsConfig(
+            streams(
+                Map.of(
+                    ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "3000",
+                    ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000",
+                    ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000")));
+
+    // then: Kafka Streams would let a prefixed default of kdelay's win over them; it must not
+    Map<String, Object> consumer = config.getMainConsumerConfigs("kdelay-test", "c", 0);
+    assertThat(consumer.get(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG)).isEqualTo("3000");
+    assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo("1000");
+    assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
+        .isEqualTo("3000");
   }
 
   private static Properties streams(Map<String, Object> overrides) {

@@ -21,6 +21,11 @@ final class Await {
 
   private Await() {}
 
+  /** The configured factor, for a failure to say what it ran with. */
+  static double factor() {
+    return FACTOR;
+  }
+
   /** A timeout scaled by the configured factor. */
   static Duration scaled(Duration timeout) {
     return Duration.ofMillis((long) (timeout.toMillis() * FACTOR));

@@ -5,63 +5,53 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
  * The broker goes away under load and comes back on the same data and ports: kdelay's instances
  * ride it out without a restart of their own, and every task fires once, none early (late is
  * expected: nothing can fire while the broker is down).
  *
- * <p>The broker is a {@link BrokerProcess} of the test's own, not the shared test cluster.
+ * <p>The broker is a {@link BrokerProcess} of the test's own, not the shared test cluster. It is
+ * closed after the scenario, so that the instances never see it go away at the end.
  */
+@FaultSeed(20_240_404L)
+@ExtendWith(FaultExtension.class)
 class BrokerRestartIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_404L);
   private static final Duration OWNERS_TIMEOUT = Duration.ofMinutes(3);
-
-  private BrokerProcess broker;
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    try {
-      if (scenario != null) {
-        scenario.close();
-      }
-    } finally {
-      if (broker != null) {
-        broker.close();
-      }
-    }
-  }
 
   @Test
   @Tag("integration")
-  void shouldFireEveryTaskOnceWhenTheBrokerRestartsUnderLoad() throws Exception {
+  void shouldFireEveryTaskOnceWhenTheBrokerRestartsUnderLoad(FaultRun run) throws Exception {
     restartBroker(
+        run,
         "broker-restart",
-        new TaskLoad.Plan(SEED, 2_000, Duration.ofSeconds(10), seconds(2), seconds(6), 0.1),
+        new TaskLoad.Plan(run.seed(), 2_000, Duration.ofSeconds(10), seconds(2), seconds(6), 0.1),
         List.of(false));
   }
 
   @Test
   @Tag("fault-long")
-  void shouldFireEveryTaskOnceWhenTheBrokerIsKilledAndRestartedUnderLoad() throws Exception {
+  void shouldFireEveryTaskOnceWhenTheBrokerIsKilledAndRestartedUnderLoad(FaultRun run)
+      throws Exception {
     restartBroker(
+        run,
         "broker-restart-long",
-        new TaskLoad.Plan(SEED, 20_000, Duration.ofSeconds(80), seconds(2), seconds(8), 0.1),
+        new TaskLoad.Plan(run.seed(), 20_000, Duration.ofSeconds(80), seconds(2), seconds(8), 0.1),
         List.of(false, true, true));
   }
 
   /** Per entry: the broker goes down (SIGKILL if true, else SIGTERM) and starts again. */
-  private void restartBroker(String name, TaskLoad.Plan plan, List<Boolean> kills)
+  private void restartBroker(FaultRun run, String name, TaskLoad.Plan plan, List<Boolean> kills)
       throws Exception {
     // given
     Path brokerDir = FaultScenario.freshDir(name + ".broker");
-    broker = BrokerProcess.start(brokerDir, FaultScenario.childLogConfig());
-    scenario = new FaultScenario(name, broker.bootstrapServers());
+    BrokerProcess broker =
+        run.closeAfter(BrokerProcess.start(brokerDir, FaultScenario.childLogConfig()));
+    FaultScenario scenario = run.scenario(name, broker.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     List<ServiceInstance> live = fleet.start("a", "b");
     fleet.awaitOwners(live, OWNERS_TIMEOUT);

@@ -61,7 +61,29 @@ record Failover(Set<Integer> victimPartitions, long faultAtMs, long goneAtMs) {
     return takeover;
   }
 
-  /** One line: the first takeover, the last partition's, and the worst lateness in the gap. */
+  /**
+   * The failover time as the users of the victim's tasks see it: the due-to-visible lateness of
+   * every task of the victim's partitions that became visible after the fault (the ones the dead
+   * instance still held, and the ones due later that its successor fired).
+   */
+  Verdict.Lateness victimLateness(Ledger ledger, List<Received> fired) {
+    return Verdict.Lateness.of(
+        fired.stream()
+            .filter(received -> received.receivedAtMs() > faultAtMs)
+            .flatMap(
+                received -> {
+                  Ledger.Task task = ledger.task(received.header(DelayHeaders.IDEMPOTENCY_KEY));
+                  return task != null && victimPartitions.contains(task.requestPartition())
+                      ? java.util.stream.Stream.of(received.receivedAtMs() - task.dueMs())
+                      : java.util.stream.Stream.empty();
+                })
+            .toList());
+  }
+
+  /**
+   * One line: the first takeover, the last partition's, the worst lateness in the gap, and the
+   * lateness of the victim's tasks visible after the fault.
+   */
   String describe(Ledger ledger, List<Received> fired) {
     Map<Integer, Long> byPartition = takeoverByPartitionMs(ledger, fired);
     if (byPartition.isEmpty()) {
@@ -69,9 +91,17 @@ record Failover(Set<Integer> victimPartitions, long faultAtMs, long goneAtMs) {
     }
     long first = Collections.min(byPartition.values());
     long all = Collections.max(byPartition.values());
+    Verdict.Lateness victims = victimLateness(ledger, fired);
     return String.format(
         "partitions %s: first fire by the new owner %d ms after the fault, every partition firing"
-            + " after %d ms %s; worst lateness of a task due in the gap %d ms",
-        victimPartitions, first, all, byPartition, worstLatenessMs(ledger, fired, all));
+            + " after %d ms %s; worst lateness of a task due in the gap %d ms; failover lateness"
+            + " of the %d victim tasks visible after the fault %s",
+        victimPartitions,
+        first,
+        all,
+        byPartition,
+        worstLatenessMs(ledger, fired, all),
+        victims.count(),
+        victims);
   }
 }

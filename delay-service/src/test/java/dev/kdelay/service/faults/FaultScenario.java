@@ -49,6 +49,7 @@ final class FaultScenario implements AutoCloseable {
   private CommittedRecords fired;
   private IntakeProgress intake;
   private List<Received> finished = List.of();
+  private boolean closed;
 
   FaultScenario(String name, String bootstrapServers) {
     this.name = name;
@@ -304,8 +305,13 @@ final class FaultScenario implements AutoCloseable {
     return resource;
   }
 
+  /** Kills the child JVMs and closes the clients; closing again does nothing. */
   @Override
   public void close() throws Exception {
+    if (closed) {
+      return;
+    }
+    closed = true;
     Exception first = null;
     for (int i = resources.size() - 1; i >= 0; i--) {
       try {

@@ -7,7 +7,6 @@ import dev.kdelay.service.KafkaTestCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -18,30 +17,22 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * partitions again; nothing is lost, doubled or fired early. The long version also keeps one
  * instance down for a while before rolling three instances three times.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_402L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class GracefulRestartIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_402L);
   private static final Duration EXIT_BOUND = Duration.ofSeconds(40);
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(90);
 
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (scenario != null) {
-      scenario.close();
-    }
-  }
-
   @Test
   @Tag("integration")
-  void shouldFireEveryTaskOnceWhenAnInstanceStopsAndAllRestartInTurn(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldFireEveryTaskOnceWhenAnInstanceStopsAndAllRestartInTurn(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     stopThenRoll(
+        run,
         kafka,
         "rolling",
-        new TaskLoad.Plan(SEED, 2_400, Duration.ofSeconds(12), seconds(2), seconds(6), 0.1),
+        new TaskLoad.Plan(run.seed(), 2_400, Duration.ofSeconds(12), seconds(2), seconds(6), 0.1),
         List.of("a", "b"),
         false,
         1);
@@ -49,12 +40,13 @@ class GracefulRestartIT {
 
   @Test
   @Tag("fault-long")
-  void shouldFireEveryTaskOnceThroughRepeatedRollingRestartsOfThreeInstances(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldFireEveryTaskOnceThroughRepeatedRollingRestartsOfThreeInstances(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     stopThenRoll(
+        run,
         kafka,
         "rolling-long",
-        new TaskLoad.Plan(SEED, 24_000, Duration.ofSeconds(100), seconds(2), seconds(8), 0.1),
+        new TaskLoad.Plan(run.seed(), 24_000, Duration.ofSeconds(100), seconds(2), seconds(8), 0.1),
         List.of("a", "b", "c"),
         true,
         3);
@@ -65,6 +57,7 @@ class GracefulRestartIT {
    * SIGTERM followed by its partitions moving to the others before it starts again.
    */
   private void stopThenRoll(
+      FaultRun run,
       KafkaTestCluster kafka,
       String name,
       TaskLoad.Plan plan,
@@ -73,7 +66,7 @@ class GracefulRestartIT {
       int rolls)
       throws Exception {
     // given
-    scenario = new FaultScenario(name, kafka.bootstrapServers());
+    FaultScenario scenario = run.scenario(name, kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     List<ServiceInstance> all = fleet.start(names.toArray(String[]::new));
     fleet.awaitOwners(all, OWNERS_TIMEOUT);

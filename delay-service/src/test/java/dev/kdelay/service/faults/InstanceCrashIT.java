@@ -9,7 +9,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -19,50 +18,45 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * it had open is aborted and never shows to a {@code read_committed} consumer, and the new owner
  * fires what was pending, each occurrence once and none before its due time.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_401L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class InstanceCrashIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_401L);
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration FIRE_TIMEOUT = Duration.ofMinutes(3);
 
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (scenario != null) {
-      scenario.close();
-    }
-  }
-
   @Test
   @Tag("integration")
-  void shouldFireEveryTaskOnceWhenAnInstanceIsKilledWhileFiring(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldFireEveryTaskOnceWhenAnInstanceIsKilledWhileFiring(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     killWhileFiring(
+        run,
         kafka,
         "kill9",
-        new TaskLoad.Plan(SEED, 3_000, Duration.ofSeconds(12), ofSeconds(2), ofSeconds(6), 0.1),
+        new TaskLoad.Plan(
+            run.seed(), 3_000, Duration.ofSeconds(12), ofSeconds(2), ofSeconds(6), 0.1),
         List.of(0.45));
   }
 
   @Test
   @Tag("fault-long")
-  void shouldFireEveryTaskOnceWhenInstancesAreKilledOneAfterAnotherUnderLoad(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldFireEveryTaskOnceWhenInstancesAreKilledOneAfterAnotherUnderLoad(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     killWhileFiring(
+        run,
         kafka,
         "kill9-long",
-        new TaskLoad.Plan(SEED, 24_000, Duration.ofSeconds(80), ofSeconds(2), ofSeconds(8), 0.1),
+        new TaskLoad.Plan(
+            run.seed(), 24_000, Duration.ofSeconds(80), ofSeconds(2), ofSeconds(8), 0.1),
         List.of(0.25, 0.5, 0.75));
   }
 
   /** Three instances; at each share of the load sent, kill -9 one and start it again after. */
   private void killWhileFiring(
-      KafkaTestCluster kafka, String name, TaskLoad.Plan plan, List<Double> killAt)
+      FaultRun run, KafkaTestCluster kafka, String name, TaskLoad.Plan plan, List<Double> killAt)
       throws Exception {
     // given
-    scenario = new FaultScenario(name, kafka.bootstrapServers());
+    FaultScenario scenario = run.scenario(name, kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     List<ServiceInstance> live = new ArrayList<>(fleet.start("a", "b", "c"));
     fleet.awaitOwners(live, OWNERS_TIMEOUT);
@@ -74,7 +68,7 @@ class InstanceCrashIT {
       load.awaitSent(killAt.get(round), Duration.ofMinutes(2));
       Map<String, Set<Integer>> owners = fleet.awaitOwners(live, OWNERS_TIMEOUT);
       ServiceInstance victim = live.get((round + 1) % live.size());
-      failovers.add(kill(fleet, victim, owners.get(victim.name()), live));
+      failovers.add(kill(scenario, fleet, victim, owners.get(victim.name()), live));
       if (round < killAt.size() - 1) {
         victim.start();
         victim.awaitRunning(OWNERS_TIMEOUT);
@@ -96,8 +90,12 @@ class InstanceCrashIT {
   }
 
   /** Kills the victim once it is seen firing; waits until a survivor fires for its partitions. */
-  private Failover kill(
-      Fleet fleet, ServiceInstance victim, Set<Integer> partitions, List<ServiceInstance> live) {
+  private static Failover kill(
+      FaultScenario scenario,
+      Fleet fleet,
+      ServiceInstance victim,
+      Set<Integer> partitions,
+      List<ServiceInstance> live) {
     scenario.awaitFiring(partitions);
     long killedAt = System.currentTimeMillis();
     victim.jvm().kill();

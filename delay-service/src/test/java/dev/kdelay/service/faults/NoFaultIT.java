@@ -6,7 +6,6 @@ import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
 import java.time.Duration;
 import java.util.List;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -15,25 +14,16 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * The control for the fault scenarios: the same fleet and load with nothing going wrong, so that
  * the lateness a fault causes can be told from the lateness of the machine.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_401L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class NoFaultIT {
-
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_401L);
-
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (scenario != null) {
-      scenario.close();
-    }
-  }
 
   @Test
   @Tag("fault-long")
-  void shouldFireEveryTaskOnceAndOnTimeWhenNothingFails(KafkaTestCluster kafka) throws Exception {
+  void shouldFireEveryTaskOnceAndOnTimeWhenNothingFails(KafkaTestCluster kafka, FaultRun run)
+      throws Exception {
     // given
-    scenario = new FaultScenario("control", kafka.bootstrapServers());
+    FaultScenario scenario = run.scenario("control", kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     List<ServiceInstance> live = fleet.start("a", "b", "c");
     fleet.awaitOwners(live, Duration.ofSeconds(90));
@@ -41,7 +31,7 @@ class NoFaultIT {
     // when
     scenario.startLoad(
         new TaskLoad.Plan(
-            SEED,
+            run.seed(),
             3_000,
             Duration.ofSeconds(12),
             Duration.ofSeconds(2),
@@ -50,7 +40,7 @@ class NoFaultIT {
 
     // then
     Verdict verdict = scenario.verify(Duration.ofMinutes(3));
-    scenario.report("seed " + SEED + ": " + verdict.summary());
+    scenario.report("seed " + run.seed() + ": " + verdict.summary());
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
     assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
   }

@@ -41,10 +41,10 @@ import org.junit.jupiter.api.io.TempDir;
  *
  * <p>{@code -Dkdelay.fuzz.seed=N} replays a seed; the seed is printed either way.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(value = 20_240_408L, property = "kdelay.fuzz.seed")
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class RequestFuzzIT {
 
-  private static final long SEED = Long.getLong("kdelay.fuzz.seed", 20_240_408L);
   private static final int MAX_PAYLOAD_BYTES = 256 * 1024;
   private static final int PARTITIONS = 3;
   private static final int TARGET_PARTITIONS = 2;
@@ -53,18 +53,19 @@ class RequestFuzzIT {
 
   @Test
   @Tag("integration")
-  void shouldDeadLetterEveryBadRequestAndFireEveryGoodOneWithoutStopping(KafkaTestCluster kafka)
-      throws Exception {
-    fuzz(kafka, "fuzz", 400);
+  void shouldDeadLetterEveryBadRequestAndFireEveryGoodOneWithoutStopping(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
+    fuzz(kafka, run.seed(), "fuzz", 400);
   }
 
   @Test
   @Tag("fault-long")
-  void shouldSurviveTenThousandHostileRequests(KafkaTestCluster kafka) throws Exception {
-    fuzz(kafka, "fuzz-long", 10_000);
+  void shouldSurviveTenThousandHostileRequests(KafkaTestCluster kafka, FaultRun run)
+      throws Exception {
+    fuzz(kafka, run.seed(), "fuzz-long", 10_000);
   }
 
-  private void fuzz(KafkaTestCluster kafka, String name, int count) throws Exception {
+  private void fuzz(KafkaTestCluster kafka, long seed, String name, int count) throws Exception {
     // given
     String bootstrap = kafka.bootstrapServers();
     String requests = name + "-requests";
@@ -85,7 +86,7 @@ class RequestFuzzIT {
     }
     DelayConfig config = config(bootstrap, name, requests, dlq);
     RequestFuzzer fuzzer =
-        new RequestFuzzer(SEED, requests, target, TARGET_PARTITIONS, MAX_PAYLOAD_BYTES);
+        new RequestFuzzer(seed, requests, target, TARGET_PARTITIONS, MAX_PAYLOAD_BYTES);
     List<FuzzCase> cases = new ArrayList<>();
     try (InProcessService service = InProcessService.start(config, Duration.ofSeconds(90));
         CommittedRecords out =
@@ -132,13 +133,13 @@ class RequestFuzzIT {
           "FAULTS %s: seed %d, %d requests %s; %d wrong; state changes away from RUNNING: %s;"
               + " replacement threads: %s%n",
           name,
-          SEED,
+          seed,
           count,
           byOutcome,
           wrong.size(),
           service.departuresFromRunning(),
           service.replacementThreads());
-      assertThat(wrong).as("cases kdelay got wrong (seed " + SEED + ")").isEmpty();
+      assertThat(wrong).as("cases kdelay got wrong (seed " + seed + ")").isEmpty();
       assertThat(service.departuresFromRunning()).as("Kafka Streams left RUNNING").isEmpty();
       assertThat(service.replacementThreads()).as("stream threads that died").isEmpty();
     }

@@ -8,7 +8,6 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -17,47 +16,41 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Scale-out from one instance to three under load, and back to one: partitions and their pending
  * tasks move to the new instances and back, and every task fires once, never early.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_403L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class ScaleOutIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_403L);
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(90);
-
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (scenario != null) {
-      scenario.close();
-    }
-  }
 
   @Test
   @Tag("integration")
-  void shouldFireEveryTaskOnceWhenScaledFromOneToThreeAndBack(KafkaTestCluster kafka)
+  void shouldFireEveryTaskOnceWhenScaledFromOneToThreeAndBack(KafkaTestCluster kafka, FaultRun run)
       throws Exception {
     scale(
+        run,
         kafka,
         "scale",
-        new TaskLoad.Plan(SEED, 3_000, Duration.ofSeconds(15), seconds(2), seconds(6), 0.1),
+        new TaskLoad.Plan(run.seed(), 3_000, Duration.ofSeconds(15), seconds(2), seconds(6), 0.1),
         1);
   }
 
   @Test
   @Tag("fault-long")
-  void shouldFireEveryTaskOnceWhenScaledOutAndInRepeatedly(KafkaTestCluster kafka)
+  void shouldFireEveryTaskOnceWhenScaledOutAndInRepeatedly(KafkaTestCluster kafka, FaultRun run)
       throws Exception {
     scale(
+        run,
         kafka,
         "scale-long",
-        new TaskLoad.Plan(SEED, 24_000, Duration.ofSeconds(100), seconds(2), seconds(8), 0.1),
+        new TaskLoad.Plan(run.seed(), 24_000, Duration.ofSeconds(100), seconds(2), seconds(8), 0.1),
         3);
   }
 
-  private void scale(KafkaTestCluster kafka, String name, TaskLoad.Plan plan, int cycles)
+  private void scale(
+      FaultRun run, KafkaTestCluster kafka, String name, TaskLoad.Plan plan, int cycles)
       throws Exception {
     // given
-    scenario = new FaultScenario(name, kafka.bootstrapServers());
+    FaultScenario scenario = run.scenario(name, kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     ServiceInstance first = fleet.start("a").get(0);
     fleet.awaitOwners(List.of(first), OWNERS_TIMEOUT);

@@ -12,7 +12,6 @@ import java.time.Duration;
 import java.util.Comparator;
 import java.util.List;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -22,48 +21,42 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * come due while nothing runs fire after the restart, late but once, none lost. The long version
  * restarts on an empty state directory, so that everything comes back from the changelog.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_407L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class ShutdownIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_407L);
   private static final Duration EXIT_BOUND = Duration.ofSeconds(40);
   private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
 
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (scenario != null) {
-      scenario.close();
-    }
-  }
-
   @Test
   @Tag("integration")
-  void shouldStopWithinABoundAndFireTasksDueDuringTheDowntimeAfterARestart(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldStopWithinABoundAndFireTasksDueDuringTheDowntimeAfterARestart(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     stopAndRestart(
+        run,
         kafka,
         "shutdown",
-        new TaskLoad.Plan(SEED, 1_000, Duration.ofSeconds(2), seconds(4), seconds(16), 0.2),
+        new TaskLoad.Plan(run.seed(), 1_000, Duration.ofSeconds(2), seconds(4), seconds(16), 0.2),
         false);
   }
 
   @Test
   @Tag("fault-long")
   void shouldFireTasksDueDuringTheDowntimeWhenRestartedOnAnEmptyStateDirectory(
-      KafkaTestCluster kafka) throws Exception {
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     stopAndRestart(
+        run,
         kafka,
         "shutdown-long",
-        new TaskLoad.Plan(SEED, 20_000, Duration.ofSeconds(10), seconds(8), seconds(40), 0.2),
+        new TaskLoad.Plan(run.seed(), 20_000, Duration.ofSeconds(10), seconds(8), seconds(40), 0.2),
         true);
   }
 
   private void stopAndRestart(
-      KafkaTestCluster kafka, String name, TaskLoad.Plan plan, boolean wipeState) throws Exception {
+      FaultRun run, KafkaTestCluster kafka, String name, TaskLoad.Plan plan, boolean wipeState)
+      throws Exception {
     // given: tasks due from a few seconds on, some of them fired
-    scenario = new FaultScenario(name, kafka.bootstrapServers());
+    FaultScenario scenario = run.scenario(name, kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     ServiceInstance only = fleet.start("a").get(0);
     fleet.awaitOwners(List.of(only), START_TIMEOUT);

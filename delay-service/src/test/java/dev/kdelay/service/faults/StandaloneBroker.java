@@ -86,6 +86,8 @@ final class StandaloneBroker {
     props.put("share.coordinator.state.topic.min.isr", "1");
     props.put("min.insync.replicas", "1");
     props.put("group.initial.rebalance.delay.ms", "0");
+    // As kdelay's README asks of a broker: abort a dead producer's transaction within a second.
+    props.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
     props.put("log.cleaner.dedupe.buffer.size", Long.toString(8L * 1024 * 1024));
     return props;
   }

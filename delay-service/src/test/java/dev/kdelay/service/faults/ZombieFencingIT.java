@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Pattern;
-import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -21,10 +20,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * owns them and has tasks due in its store, but it is fenced (its transaction was aborted, its
  * generation is stale) and nothing fires twice. It then rejoins as a healthy member.
  */
-@ExtendWith(KafkaClusterExtension.class)
+@FaultSeed(20_240_405L)
+@ExtendWith({KafkaClusterExtension.class, FaultExtension.class})
 class ZombieFencingIT {
 
-  private static final long SEED = Long.getLong("kdelay.faults.seed", 20_240_405L);
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(120);
 
   /** What a fenced Kafka Streams instance logs on its way back into the group. */
@@ -33,44 +32,42 @@ class ZombieFencingIT {
           "Detected that the thread is being fenced|TaskMigratedException|ProducerFencedException"
               + "|InvalidProducerEpochException|lost due to missed rebalance");
 
-  private FaultScenario scenario;
-
-  @AfterEach
-  void tearDown() throws Exception {
-    if (scenario != null) {
-      scenario.close();
-    }
-  }
-
   @Test
   @Tag("integration")
-  void shouldFenceAnInstanceResumedAfterItsSessionExpiredAndFireNothingTwice(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldFenceAnInstanceResumedAfterItsSessionExpiredAndFireNothingTwice(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     freeze(
+        run,
         kafka,
         "zombie",
-        new TaskLoad.Plan(SEED, 3_000, Duration.ofSeconds(15), seconds(2), seconds(6), 0.1),
+        new TaskLoad.Plan(run.seed(), 3_000, Duration.ofSeconds(15), seconds(2), seconds(6), 0.1),
         List.of("a", "b"),
         1);
   }
 
   @Test
   @Tag("fault-long")
-  void shouldFenceEveryZombieWhenInstancesFreezeOneAfterAnother(KafkaTestCluster kafka)
-      throws Exception {
+  void shouldFenceEveryZombieWhenInstancesFreezeOneAfterAnother(
+      KafkaTestCluster kafka, FaultRun run) throws Exception {
     freeze(
+        run,
         kafka,
         "zombie-long",
-        new TaskLoad.Plan(SEED, 20_000, Duration.ofSeconds(90), seconds(2), seconds(8), 0.1),
+        new TaskLoad.Plan(run.seed(), 20_000, Duration.ofSeconds(90), seconds(2), seconds(8), 0.1),
         List.of("a", "b", "c"),
         3);
   }
 
   private void freeze(
-      KafkaTestCluster kafka, String name, TaskLoad.Plan plan, List<String> names, int rounds)
+      FaultRun run,
+      KafkaTestCluster kafka,
+      String name,
+      TaskLoad.Plan plan,
+      List<String> names,
+      int rounds)
       throws Exception {
     // given
-    scenario = new FaultScenario(name, kafka.bootstrapServers());
+    FaultScenario scenario = run.scenario(name, kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(0);
     List<ServiceInstance> all = fleet.start(names.toArray(String[]::new));
     fleet.awaitOwners(all, OWNERS_TIMEOUT);

@@ -21,6 +21,10 @@
  *       lateness distribution. {@link dev.kdelay.service.faults.IntakeProgress} samples the group's
  *       committed offsets, so that a cancelled task that fired can be told apart: fine if it fired
  *       before its cancel was applied, a bug if after.
+ *   <li>{@link dev.kdelay.service.faults.FaultExtension} is the scaffold of every test class: it
+ *       hands the test a {@link dev.kdelay.service.faults.FaultRun} (the class's {@link
+ *       dev.kdelay.service.faults.FaultSeed}, its scenarios) and closes what the run created after
+ *       the test, passed or failed, so that no child JVM or broker outlives it.
  *   <li>Every scenario prints its figures as lines starting with {@code FAULTS} and appends them to
  *       {@code target/faults/figures.txt}; {@code ledger.csv} and {@code fired.csv} beside the logs
  *       hold the raw evidence.
