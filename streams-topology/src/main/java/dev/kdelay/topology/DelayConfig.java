@@ -67,7 +67,10 @@ public final class DelayConfig extends AbstractConfig {
   public static final String TARGET_TOPIC_ALLOW_CONFIG = "delay.target.topic.allow";
   private static final String TARGET_TOPIC_ALLOW_DOC =
       "Regular expression a target topic must match in full. Kafka-internal topics and kdelay's"
-          + " own topics are never valid targets, whatever this allows.";
+          + " own topics are never valid targets, whatever this allows. Other applications'"
+          + " internal topics (Kafka Streams changelog and repartition topics, '_'-prefixed topics"
+          + " such as _schemas, Kafka Connect's connect-configs/-offsets/-status) are valid only"
+          + " when this is set and matches them: the default '.*' does not count.";
 
   public static final String HORIZON_CONFIG = "delay.horizon.ms";
   private static final String HORIZON_DOC =
@@ -528,7 +531,10 @@ public final class DelayConfig extends AbstractConfig {
   }
 
   public String applicationId() {
-    return getString(APPLICATION_ID_CONFIG);
+    // A pass-through application.id wins in streamsProperties(), so it is the one in effect: the
+    // prefix of the changelogs and of every other topic that is kdelay's own.
+    Object passed = originals().get(StreamsConfig.APPLICATION_ID_CONFIG);
+    return passed != null ? passed.toString() : getString(APPLICATION_ID_CONFIG);
   }
 
   public String requestsTopic() {
@@ -551,6 +557,11 @@ public final class DelayConfig extends AbstractConfig {
 
   public Pattern targetTopicAllow() {
     return targetTopicAllow;
+  }
+
+  /** Whether {@code delay.target.topic.allow} was set to something narrower than everything. */
+  public boolean targetTopicAllowNarrowed() {
+    return !".*".equals(targetTopicAllow.pattern());
   }
 
   public long horizonMs() {

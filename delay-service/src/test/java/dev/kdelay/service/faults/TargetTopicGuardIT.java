@@ -65,6 +65,9 @@ class TargetTopicGuardIT {
       expected.put(internal, "TARGET_NOT_ALLOWED");
     }
     expected.put(name + "-orders", "FIRED");
+    // Other applications' internal topics: the default-looking '.*' does not name them.
+    expected.put(name + "-billing-ledger-changelog", "TARGET_NOT_ALLOWED");
+    expected.put("_" + name + "-schemas", "TARGET_NOT_ALLOWED");
 
     // then
     guard(kafka, name, ".*", expected);
@@ -82,10 +85,13 @@ class TargetTopicGuardIT {
             + "-.*|"
             + Pattern.quote(name + "-requests")
             + ".*|"
-            + Pattern.quote(name + "-dlq");
+            + Pattern.quote(name + "-dlq")
+            + "|"
+            + Pattern.quote("_" + name + "-schemas");
     Map<String, String> expected = new TreeMap<>();
     expected.put(name + "-orders.eu", "FIRED");
     expected.put(name + "-orders.us", "FIRED");
+    expected.put("_" + name + "-schemas", "FIRED"); // an internal-looking topic the allowlist names
     expected.put(name + "-payments", "TARGET_NOT_ALLOWED");
     expected.put("x" + name + "-orders.eu", "TARGET_NOT_ALLOWED");
     expected.put(name + "-orders", "TARGET_NOT_ALLOWED");
