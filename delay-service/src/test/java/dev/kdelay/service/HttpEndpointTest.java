@@ -214,6 +214,46 @@ class HttpEndpointTest {
     }
   }
 
+  @Test
+  void shouldAnswer500WithAnIdButNoExceptionTextWhenTheApiFails() throws Exception {
+    // given: an API whose failure names what a caller must not learn
+    HttpEndpoint.Api failing =
+        new HttpEndpoint.Api() {
+          @Override
+          public ApiResponse handle(ApiRequest request) {
+            throw new IllegalStateException("broker secret-host.internal:9093 said no");
+          }
+
+          @Override
+          public boolean asksPeers(ApiRequest request) {
+            return false;
+          }
+
+          @Override
+          public boolean answersAtOnce(ApiRequest request) {
+            return false;
+          }
+        };
+    String url = start(failing, HttpEndpoint.Capacity.DEFAULT);
+
+    // when
+    HttpResponse<String> response = send(url + "/anything", false);
+
+    // then
+    assertThat(response.statusCode()).isEqualTo(500);
+    assertThat(response.body()).doesNotContain("secret-host", "IllegalStateException");
+    assertThat(json(response).path("error").asText()).isEqualTo("INTERNAL");
+    assertThat(json(response).path("id").asText()).hasSize(36);
+  }
+
+  @Test
+  void shouldListenOnLoopbackOnlyWhenNoAddressIsGiven() {
+    HttpEndpoint endpoint = HttpEndpoint.bind(0, 1024);
+    closeables.add(endpoint);
+
+    assertThat(endpoint.address().isLoopbackAddress()).isTrue();
+  }
+
   private String start(HttpEndpoint.Api api, HttpEndpoint.Capacity capacity) {
     HttpEndpoint endpoint = HttpEndpoint.bind(0, 1024, capacity);
     closeables.add(endpoint);
