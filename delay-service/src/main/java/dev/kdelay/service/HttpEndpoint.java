@@ -60,6 +60,25 @@ final class HttpEndpoint implements AutoCloseable {
 
   private static final int OVERFLOW_QUEUE = 64;
 
+  /**
+   * Seconds a connection may take from its first byte to the response's headers, and to send the
+   * response: the JDK server's {@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}, unset
+   * (unbounded) by default. The JDK reads request line and headers on a thread of the local lane,
+   * blocking, so a client sending a byte a second would hold that thread for as long as it likes;
+   * past this limit the server's timer closes the connection, and the thread is free again.
+   *
+   * <p>The limit covers handling too, and a listing asks each peer in turn, each for up to 10 s:
+   * hence a generous 60 s. An operator's own {@code -Dsun.net.httpserver.maxReqTime} wins. The JDK
+   * reads these properties once, when its first server is created, so they are set here, before any
+   * {@link HttpServer#create}.
+   */
+  static final String TIME_LIMIT_SECONDS = "60";
+
+  static {
+    System.getProperties().putIfAbsent("sun.net.httpserver.maxReqTime", TIME_LIMIT_SECONDS);
+    System.getProperties().putIfAbsent("sun.net.httpserver.maxRspTime", TIME_LIMIT_SECONDS);
+  }
+
   private static final byte[] EMPTY = new byte[0];
 
   /** What the endpoint serves: the admin API, or a stand-in in tests. */
