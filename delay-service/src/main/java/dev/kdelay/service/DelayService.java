@@ -312,10 +312,18 @@ public final class DelayService implements AutoCloseable {
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());
   }
 
-  /** The configured advertised host, else this machine's name as other machines know it. */
+  /**
+   * The configured advertised host; else the loopback address bound, the only one a peer can reach
+   * (this machine's name may resolve to another loopback address, 127.0.1.1 on Debian); else this
+   * machine's name as other machines know it.
+   */
   private static String advertisedHost(DelayConfig config) {
     if (!config.httpAdvertisedHost().isBlank()) {
       return config.httpAdvertisedHost();
+    }
+    InetAddress bound = HttpAccess.bindAddress(config);
+    if (bound.isLoopbackAddress()) {
+      return bound.getHostAddress();
     }
     try {
       return InetAddress.getLocalHost().getHostName();

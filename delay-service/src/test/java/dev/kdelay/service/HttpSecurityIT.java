@@ -292,6 +292,7 @@ class HttpSecurityIT {
     explicitlyOpen.put(DelayConfig.HTTP_AUTH_REQUIRED_CONFIG, false);
     explicitlyOpen.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-open-requests");
     explicitlyOpen.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-open-dlq");
+    explicitlyOpen.put(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
     DelayService open = create("d", "kdelay-it-" + name + "-open", explicitlyOpen);
     open.start(Optional.of(START_TIMEOUT));
     String url = "http://127.0.0.1:" + open.httpPort().orElseThrow();
@@ -373,7 +374,7 @@ class HttpSecurityIT {
     props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS);
     props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
     props.put(DelayConfig.HTTP_PORT_CONFIG, freePort());
-    props.put(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
+    // No advertised host: a loopback-bound instance advertises the address it is bound to.
     props.putAll(more);
     DelayService service = new DelayService(new DelayConfig(props));
     resources.add(service);
