@@ -274,6 +274,40 @@ class HttpSecurityIT {
   }
 
   @Test
+  void shouldServeLivenessWhileAClientSendsItsHeadersAByteASecond() throws Exception {
+    URI uri = URI.create(urls.get(0));
+    try (Socket slow = new Socket(uri.getHost(), uri.getPort())) {
+      // given: a request line begun, the rest to come a byte a second
+      slow.getOutputStream().write("GET /schedules HTTP/1.1\r\nAuthorization: Bear".getBytes());
+      slow.getOutputStream().flush();
+      Thread dripping =
+          new Thread(
+              () -> {
+                try {
+                  for (byte b : "er x\r\nHost: x\r\n\r\n".getBytes()) {
+                    Thread.sleep(1000); // the client under test is slow on purpose
+                    slow.getOutputStream().write(b);
+                    slow.getOutputStream().flush();
+                  }
+                } catch (IOException | InterruptedException e) {
+                  // Closed: the test is over, or the server gave up on it.
+                }
+              });
+      dripping.setDaemon(true);
+      dripping.start();
+
+      // when
+      long started = System.nanoTime();
+      HttpResponse<String> live = get(urls.get(0) + "/health/live", Caller.NONE);
+
+      // then
+      assertThat(live.statusCode()).isEqualTo(200);
+      assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+      dripping.interrupt();
+    }
+  }
+
+  @Test
   void shouldListenOnLoopbackOnlyByDefault() throws Exception {
     Optional<InetAddress> external = externalAddress();
     org.junit.jupiter.api.Assumptions.assumeTrue(
