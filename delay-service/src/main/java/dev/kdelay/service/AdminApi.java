@@ -41,9 +41,11 @@ import org.slf4j.LoggerFactory;
  * source of truth; {@code GET /schedules/{id}} shows when a change has been applied.
  *
  * <p>Errors are JSON, {@code {"error": CODE, "message": ...}}: 400 for a bad request (with the
- * request topic's rejection codes where one applies), 404 for an unknown route, 405 for a wrong
- * method, 500 {@code UNREADABLE_TASK} for stored bytes that cannot be decoded, 503 when the answer
- * cannot be had now ({@code UNAVAILABLE}, or {@code OVERLOADED} from {@link HttpEndpoint}).
+ * request topic's rejection codes where one applies), 422 {@code UNKNOWN_TOPIC} or {@code
+ * TARGET_NOT_ALLOWED} for a schedule whose target topic would certainly dead-letter it, 404 for an
+ * unknown route, 405 for a wrong method, 500 {@code UNREADABLE_TASK} for stored bytes that cannot
+ * be decoded, 503 when the answer cannot be had now ({@code UNAVAILABLE}, or {@code OVERLOADED}
+ * from {@link HttpEndpoint}).
  *
  * <p>Only reads of schedules ask other instances ({@link #asksPeers}), and never for a request
  * another instance forwarded here: that one is answered from this instance's own stores, so a
@@ -87,6 +89,7 @@ final class AdminApi implements HttpEndpoint.Api {
   private final ScheduleBody.ServiceLimits limits;
   private final Clock clock;
   private final Duration sendTimeout;
+  private final TargetTopicCheck targets;
   private final List<Route> routes;
 
   AdminApi(
@@ -97,6 +100,19 @@ final class AdminApi implements HttpEndpoint.Api {
       ScheduleBody.ServiceLimits limits,
       Clock clock,
       Duration sendTimeout) {
+    this(metrics, health, queries, requests, limits, clock, sendTimeout, TargetTopicCheck.NONE);
+  }
+
+  AdminApi(
+      ServiceMetrics metrics,
+      Health health,
+      ScheduleQueries queries,
+      DelayClient requests,
+      ScheduleBody.ServiceLimits limits,
+      Clock clock,
+      Duration sendTimeout,
+      TargetTopicCheck targets) {
+    this.targets = targets;
     this.metrics = metrics;
     this.health = health;
     this.queries = queries;
@@ -180,6 +196,7 @@ final class AdminApi implements HttpEndpoint.Api {
 
   private ApiResponse schedule(ApiRequest request, List<String> variables) {
     DelayedMessage message = ScheduleBody.parse(request.body(), limits, clock.millis());
+    targets.check(message.targetTopic());
     return sent(message.id(), Action.SCHEDULE, requests::schedule, message);
   }
 

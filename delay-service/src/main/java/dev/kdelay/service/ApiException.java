@@ -33,6 +33,14 @@ final class ApiException extends RuntimeException {
     return badRequest(reason.name(), message);
   }
 
+  /**
+   * A well-formed request kdelay would certainly dead-letter (its target topic missing or refused):
+   * 422 with the rejection code it would get.
+   */
+  static ApiException undeliverable(RejectionReason reason, String message) {
+    return new ApiException(422, reason.name(), message);
+  }
+
   /** The instance cannot answer now (rebalancing, restoring, a peer unreachable): retry. */
   static ApiException unavailable(String message) {
     return new ApiException(503, "UNAVAILABLE", message);

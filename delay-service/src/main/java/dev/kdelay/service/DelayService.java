@@ -7,6 +7,7 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.internals.TargetPolicy;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -74,6 +75,7 @@ public final class DelayService implements AutoCloseable {
   private WarmingClientSupplier clients;
   private HttpEndpoint http;
   private Peers peers;
+  private HttpAccess httpAccess = HttpAccess.OPEN;
   private DelayClient requestClient;
   private DelayConfig config;
 
@@ -107,6 +109,7 @@ public final class DelayService implements AutoCloseable {
   /** As {@link #start()}, failing if Kafka Streams is not RUNNING within the timeout. */
   void start(Optional<Duration> timeout) {
     try {
+      checkHttpAccess();
       startBroker();
       // Outside the lock: a close() meanwhile must not wait for an unreachable Kafka.
       DelayConfig ready = withRequestsPartitions(currentConfig());
@@ -202,6 +205,13 @@ public final class DelayService implements AutoCloseable {
         (System.nanoTime() - started) / 1_000_000);
   }
 
+  /** Before anything starts: an endpoint that would serve the network unchecked refuses. */
+  private synchronized void checkHttpAccess() {
+    if (configured.httpPort() != 0) {
+      httpAccess = HttpAccess.from(configured, HttpAccess.bindAddress(configured));
+    }
+  }
+
   private synchronized void startBroker() {
     ensureOpen();
     if (configured.bootstrapServers().isBlank()) {
@@ -244,7 +254,12 @@ public final class DelayService implements AutoCloseable {
     HostInfo self = null;
     if (ready.httpPort() != 0) {
       // Bound before Kafka Streams exists: its application.server must name the real port.
-      http = HttpEndpoint.bind(ready.httpPort(), ready.maxPayloadBytes() * 2 + 64 * 1024);
+      http =
+          HttpEndpoint.bind(
+              HttpAccess.bindAddress(ready),
+              ready.httpPort(),
+              ready.maxPayloadBytes() * 2 + 64 * 1024,
+              HttpEndpoint.Capacity.DEFAULT);
       self = new HostInfo(advertisedHost(ready), http.port());
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
@@ -279,7 +294,7 @@ public final class DelayService implements AutoCloseable {
     requestClient = DelayClient.create(producer, ready.requestsTopic());
     KafkaStreams app = streams;
     Health health = new Health(() -> Optional.of(app.state()), restoreProgress);
-    peers = new Peers(HTTP_CALL_TIMEOUT);
+    peers = new Peers(HTTP_CALL_TIMEOUT, httpAccess.peerToken());
     ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
     http.start(
         new AdminApi(
@@ -290,15 +305,25 @@ public final class DelayService implements AutoCloseable {
             new ScheduleBody.ServiceLimits(
                 ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
             Clock.systemUTC(),
-            HTTP_CALL_TIMEOUT),
-        metrics.registry());
+            HTTP_CALL_TIMEOUT,
+            new TargetTopicCheck(new TargetPolicy(ready), targetTopics)),
+        metrics.registry(),
+        httpAccess);
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());
   }
 
-  /** The configured advertised host, else this machine's name as other machines know it. */
+  /**
+   * The configured advertised host; else the loopback address bound, the only one a peer can reach
+   * (this machine's name may resolve to another loopback address, 127.0.1.1 on Debian); else this
+   * machine's name as other machines know it.
+   */
   private static String advertisedHost(DelayConfig config) {
     if (!config.httpAdvertisedHost().isBlank()) {
       return config.httpAdvertisedHost();
+    }
+    InetAddress bound = HttpAccess.bindAddress(config);
+    if (bound.isLoopbackAddress()) {
+      return bound.getHostAddress();
     }
     try {
       return InetAddress.getLocalHost().getHostName();

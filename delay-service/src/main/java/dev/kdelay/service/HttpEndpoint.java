@@ -9,7 +9,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.BindException;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.util.Map;
+import java.util.Optional;
+import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.RejectedExecutionException;
@@ -55,6 +59,25 @@ final class HttpEndpoint implements AutoCloseable {
   static final String RETRY_AFTER_SECONDS = "1";
 
   private static final int OVERFLOW_QUEUE = 64;
+
+  /**
+   * Seconds a connection may take from its first byte to the response's headers, and to send the
+   * response: the JDK server's {@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}, unset
+   * (unbounded) by default. The JDK reads request line and headers on a thread of the local lane,
+   * blocking, so a client sending a byte a second would hold that thread for as long as it likes;
+   * past this limit the server's timer closes the connection, and the thread is free again.
+   *
+   * <p>The limit covers handling too, and a listing asks each peer in turn, each for up to 10 s:
+   * hence a generous 60 s. An operator's own {@code -Dsun.net.httpserver.maxReqTime} wins. The JDK
+   * reads these properties once, when its first server is created, so they are set here, before any
+   * {@link HttpServer#create}.
+   */
+  static final String TIME_LIMIT_SECONDS = "60";
+
+  static {
+    System.getProperties().putIfAbsent("sun.net.httpserver.maxReqTime", TIME_LIMIT_SECONDS);
+    System.getProperties().putIfAbsent("sun.net.httpserver.maxRspTime", TIME_LIMIT_SECONDS);
+  }
 
   private static final byte[] EMPTY = new byte[0];
 
@@ -109,6 +132,7 @@ final class HttpEndpoint implements AutoCloseable {
   private final ThreadPoolExecutor peer;
   private final ThreadPoolExecutor overflow;
   private volatile boolean started;
+  private HttpAccess access = HttpAccess.OPEN;
   private Counter localOverloaded;
   private Counter peerOverloaded;
 
@@ -149,31 +173,44 @@ final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
-   * Binds a port on every interface, with {@link Capacity#DEFAULT}.
+   * Binds a port on the loopback address, with {@link Capacity#DEFAULT}.
    *
    * @param port the port; 0 picks a free one
    * @param maxBodyBytes the largest request body accepted
    * @throws DelayServiceException if the port cannot be bound
    */
   static HttpEndpoint bind(int port, int maxBodyBytes) {
-    return bind(port, maxBodyBytes, Capacity.DEFAULT);
+    return bind(InetAddress.getLoopbackAddress(), port, maxBodyBytes, Capacity.DEFAULT);
   }
 
   /** As {@link #bind(int, int)}, with the given capacity. */
   static HttpEndpoint bind(int port, int maxBodyBytes, Capacity capacity) {
+    return bind(InetAddress.getLoopbackAddress(), port, maxBodyBytes, capacity);
+  }
+
+  /** As {@link #bind(int, int)}, on the given address and with the given capacity. */
+  static HttpEndpoint bind(InetAddress address, int port, int maxBodyBytes, Capacity capacity) {
     try {
       return new HttpEndpoint(
-          HttpServer.create(new InetSocketAddress(port), 0), maxBodyBytes, capacity);
+          HttpServer.create(new InetSocketAddress(address, port), 0), maxBodyBytes, capacity);
     } catch (BindException e) {
       throw new DelayServiceException(
           "HTTP port "
+              + address.getHostAddress()
+              + ":"
               + port
               + " is in use; set another with delay.http.port (DELAY_HTTP_PORT), or 0 to"
               + " disable the HTTP endpoints",
           e);
     } catch (IOException e) {
-      throw new DelayServiceException("Cannot open HTTP port " + port + ": " + e, e);
+      throw new DelayServiceException(
+          "Cannot open HTTP port " + address.getHostAddress() + ":" + port + ": " + e, e);
     }
+  }
+
+  /** The bound address. */
+  InetAddress address() {
+    return server.getAddress().getAddress();
   }
 
   /** The bound port. */
@@ -188,6 +225,18 @@ final class HttpEndpoint implements AutoCloseable {
    * @param registry where the overload counters go
    */
   void start(Api api, MeterRegistry registry) {
+    start(api, registry, HttpAccess.OPEN);
+  }
+
+  /**
+   * Starts serving, turning away what the access rules refuse before the API sees it.
+   *
+   * @param api what to serve
+   * @param registry where the overload counters go
+   * @param access who may do what
+   */
+  void start(Api api, MeterRegistry registry, HttpAccess access) {
+    this.access = access;
     localOverloaded = overloadCounter(registry, "local");
     peerOverloaded = overloadCounter(registry, "peer");
     server.createContext("/", exchange -> serve(exchange, api));
@@ -195,7 +244,8 @@ final class HttpEndpoint implements AutoCloseable {
     server.start();
     started = true;
     log.info(
-        "event=http-started port={} threads={} queue={} peer_threads={} peer_queue={}",
+        "event=http-started address={} port={} threads={} queue={} peer_threads={} peer_queue={}",
+        address().getHostAddress(),
         port(),
         capacity.threads(),
         capacity.queue(),
@@ -230,6 +280,16 @@ final class HttpEndpoint implements AutoCloseable {
         answer(exchange, overloaded("local", capacity.threads(), capacity.queue()));
         return;
       }
+      // Refused on the request line and headers too: a refused body is never read, nor written.
+      Optional<ApiResponse> refusal =
+          access.refusal(
+              exchange.getRequestMethod(),
+              request(exchange, EMPTY).segments(),
+              exchange.getRequestHeaders());
+      if (refusal.isPresent()) {
+        answer(exchange, refusal.get());
+        return;
+      }
       request = request(exchange, body(exchange.getRequestBody()));
     } catch (ApiException e) {
       answer(exchange, ApiResponse.of(e));
@@ -251,12 +311,12 @@ final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  private static ApiRequest request(HttpExchange exchange, byte[] body) {
+  private ApiRequest request(HttpExchange exchange, byte[] body) {
     return ApiRequest.of(
         exchange.getRequestMethod(),
         exchange.getRequestURI(),
         body,
-        exchange.getRequestHeaders().containsKey(ApiRequest.FORWARDED_HEADER));
+        access.forwarded(exchange.getRequestHeaders()));
   }
 
   private static ApiResponse handle(Api api, ApiRequest request, HttpExchange exchange) {
@@ -265,12 +325,17 @@ final class HttpEndpoint implements AutoCloseable {
     } catch (ApiException e) {
       return ApiResponse.of(e);
     } catch (RuntimeException e) {
+      // The caller gets an id to quote, never the exception: its text may name hosts, topics or
+      // worse. The id is on the log line that has the exception.
+      String id = UUID.randomUUID().toString();
       log.warn(
-          "event=http-failed method={} path={}",
+          "event=http-failed error_id={} method={} path={}",
+          id,
           LogValues.quote(exchange.getRequestMethod()),
           LogValues.quote(exchange.getRequestURI().getRawPath()),
           e);
-      return ApiResponse.error(500, "INTERNAL", e.toString());
+      return ApiResponse.error(
+          500, "INTERNAL", "the request failed; the log has error_id " + id, Map.of("id", id));
     }
   }
 

@@ -614,7 +614,11 @@ class AdminApiIT {
   }
 
   private HttpResponse<String> delete(String url) throws IOException, InterruptedException {
-    return send(HttpRequest.newBuilder(URI.create(url)).DELETE());
+    // A change of state must say JSON, also without a body: no cross-site form can.
+    return send(
+        HttpRequest.newBuilder(URI.create(url))
+            .header("Content-Type", "application/json")
+            .DELETE());
   }
 
   private HttpResponse<String> post(String url, String body)

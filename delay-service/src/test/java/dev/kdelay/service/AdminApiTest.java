@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.TargetTopic;
+import dev.kdelay.topology.TargetTopics;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -39,9 +41,59 @@ class AdminApiTest {
           Clock.fixed(NOW, ZoneOffset.UTC),
           Duration.ofSeconds(5));
 
+  private final AdminApi checkingTargets =
+      new AdminApi(
+          metrics,
+          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
+          null,
+          new DelayClient(producer, "delay-requests"),
+          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
+          Clock.fixed(NOW, ZoneOffset.UTC),
+          Duration.ofSeconds(5),
+          new TargetTopicCheck(
+              topic ->
+                  topic.startsWith("__")
+                      ? Optional.of("'" + topic + "' is a Kafka-internal topic")
+                      : Optional.empty(),
+              new TargetTopics() {
+                @Override
+                public TargetTopic lookUp(String topic) {
+                  return topic.equals("missing") ? TargetTopic.ABSENT : TargetTopic.UNKNOWN;
+                }
+
+                @Override
+                public TargetTopic cached(String topic) {
+                  return lookUp(topic);
+                }
+              }));
+
   @AfterEach
   void close() {
     metrics.close();
+  }
+
+  @Test
+  void shouldAnswer422AndWriteNothingWhenTheTargetTopicIsMissingOrRefused() throws Exception {
+    for (String[] topicAndCode :
+        new String[][] {
+          {"missing", "UNKNOWN_TOPIC"}, {"__consumer_offsets", "TARGET_NOT_ALLOWED"}
+        }) {
+      ApiResponse response =
+          checkingTargets.handle(
+              ApiRequest.of(
+                  "POST",
+                  URI.create("/schedules"),
+                  ("{\"id\":\"a\",\"after\":\"1s\",\"targetTopic\":\""
+                          + topicAndCode[0]
+                          + "\",\"payload\":\"x\"}")
+                      .getBytes(StandardCharsets.UTF_8),
+                  false));
+
+      assertThat(response.status()).isEqualTo(422);
+      assertThat(ApiResponse.MAPPER.readTree(response.body()).path("error").asText())
+          .isEqualTo(topicAndCode[1]);
+    }
+    assertThat(producer.history()).isEmpty();
   }
 
   @Test

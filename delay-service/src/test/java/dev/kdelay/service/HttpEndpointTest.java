@@ -214,6 +214,82 @@ class HttpEndpointTest {
     }
   }
 
+  @Test
+  void shouldAnswer500WithAnIdButNoExceptionTextWhenTheApiFails() throws Exception {
+    // given: an API whose failure names what a caller must not learn
+    HttpEndpoint.Api failing =
+        new HttpEndpoint.Api() {
+          @Override
+          public ApiResponse handle(ApiRequest request) {
+            throw new IllegalStateException("broker secret-host.internal:9093 said no");
+          }
+
+          @Override
+          public boolean asksPeers(ApiRequest request) {
+            return false;
+          }
+
+          @Override
+          public boolean answersAtOnce(ApiRequest request) {
+            return false;
+          }
+        };
+    String url = start(failing, HttpEndpoint.Capacity.DEFAULT);
+
+    // when
+    HttpResponse<String> response = send(url + "/anything", false);
+
+    // then
+    assertThat(response.statusCode()).isEqualTo(500);
+    assertThat(response.body()).doesNotContain("secret-host", "IllegalStateException");
+    assertThat(json(response).path("error").asText()).isEqualTo("INTERNAL");
+    assertThat(json(response).path("id").asText()).hasSize(36);
+  }
+
+  @Test
+  void shouldServeHealthWhileAClientSendsItsHeadersAByteASecond() throws Exception {
+    // given: a client that has sent a few bytes of its request line and goes on, a byte a second
+    String url = start(new Holding(), HttpEndpoint.Capacity.DEFAULT);
+    URI uri = URI.create(url);
+    try (java.net.Socket slow = new java.net.Socket(uri.getHost(), uri.getPort())) {
+      java.io.OutputStream out = slow.getOutputStream();
+      CompletableFuture<Void> dripping =
+          CompletableFuture.runAsync(
+              () -> {
+                try {
+                  for (byte b : "GET /health/live HTTP/1.1\r\nHost: x\r\n".getBytes()) {
+                    out.write(b);
+                    out.flush();
+                    Thread.sleep(1000); // the client under test is slow on purpose
+                  }
+                } catch (Exception e) {
+                  // The server closed the connection: what it should do, eventually.
+                }
+              });
+      out.write('G');
+      out.flush();
+
+      // when
+      long started = System.nanoTime();
+      HttpResponse<String> live = send(url + "/health/live", false);
+
+      // then: answered by another thread at once, not after the slow client's last byte
+      assertThat(live.statusCode()).isEqualTo(200);
+      assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
+      dripping.cancel(true);
+    }
+    // The JDK's own limit, which frees a thread held so, is in place.
+    assertThat(System.getProperty("sun.net.httpserver.maxReqTime")).isNotNull();
+  }
+
+  @Test
+  void shouldListenOnLoopbackOnlyWhenNoAddressIsGiven() {
+    HttpEndpoint endpoint = HttpEndpoint.bind(0, 1024);
+    closeables.add(endpoint);
+
+    assertThat(endpoint.address().isLoopbackAddress()).isTrue();
+  }
+
   private String start(HttpEndpoint.Api api, HttpEndpoint.Capacity capacity) {
     HttpEndpoint endpoint = HttpEndpoint.bind(0, 1024, capacity);
     closeables.add(endpoint);

@@ -5,6 +5,7 @@ import static org.apache.kafka.common.config.ConfigDef.Range.between;
 
 import java.time.Duration;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalInt;
 import java.util.Properties;
@@ -201,6 +202,35 @@ public final class DelayConfig extends AbstractConfig {
       "Host name other instances reach this one's HTTP port at; with the port it is the Kafka"
           + " Streams application.server, through which any instance answers for a schedule"
           + " another holds. Empty: this machine's host name.";
+
+  public static final String HTTP_BIND_ADDRESS_CONFIG = "delay.http.bind.address";
+  private static final String HTTP_BIND_ADDRESS_DOC =
+      "Address the HTTP endpoints listen on. The default, 127.0.0.1, serves this machine only;"
+          + " any other address (0.0.0.0 for every interface) requires"
+          + " delay.http.auth.tokens.file, unless delay.http.auth.required is false.";
+
+  public static final String HTTP_AUTH_REQUIRED_CONFIG = "delay.http.auth.required";
+  private static final String HTTP_AUTH_REQUIRED_DOC =
+      "Whether an HTTP endpoint bound to an address other than loopback must have tokens"
+          + " (delay.http.auth.tokens.file). false lets it serve anyone who reaches it, which"
+          + " only makes sense behind a proxy that authenticates.";
+
+  public static final String HTTP_AUTH_TOKENS_FILE_CONFIG = "delay.http.auth.tokens.file";
+  private static final String HTTP_AUTH_TOKENS_FILE_DOC =
+      "File of bearer tokens the HTTP API accepts, one 'ROLE TOKEN' per line: role read (GET"
+          + " routes), write (every route) or peer (what instances send each other); the token"
+          + " as is or as sha256:<hex> of it. Lines starting with # and blank lines are skipped."
+          + " Empty: no tokens, every caller is served.";
+
+  public static final String HTTP_AUTH_METRICS_CONFIG = "delay.http.auth.metrics";
+  private static final String HTTP_AUTH_METRICS_DOC =
+      "Whether GET /metrics needs a token (read or write) when tokens are configured; /health/*"
+          + " never does.";
+
+  public static final String HTTP_ALLOWED_ORIGINS_CONFIG = "delay.http.allowed.origins";
+  private static final String HTTP_ALLOWED_ORIGINS_DOC =
+      "Origins (scheme://host[:port]) whose browser pages may change state through the HTTP"
+          + " API. A POST or DELETE with any other Origin header is refused (403). Empty: none.";
 
   public static final String EMBEDDED_DATA_DIR_CONFIG = "delay.embedded.data.dir";
   private static final String EMBEDDED_DATA_DIR_DOC =
@@ -438,6 +468,37 @@ public final class DelayConfig extends AbstractConfig {
               Importance.MEDIUM,
               HTTP_ADVERTISED_HOST_DOC)
           .define(
+              HTTP_BIND_ADDRESS_CONFIG,
+              Type.STRING,
+              "127.0.0.1",
+              new ConfigDef.NonEmptyString(),
+              Importance.HIGH,
+              HTTP_BIND_ADDRESS_DOC)
+          .define(
+              HTTP_AUTH_REQUIRED_CONFIG,
+              Type.BOOLEAN,
+              true,
+              Importance.HIGH,
+              HTTP_AUTH_REQUIRED_DOC)
+          .define(
+              HTTP_AUTH_TOKENS_FILE_CONFIG,
+              Type.STRING,
+              "",
+              Importance.HIGH,
+              HTTP_AUTH_TOKENS_FILE_DOC)
+          .define(
+              HTTP_AUTH_METRICS_CONFIG,
+              Type.BOOLEAN,
+              false,
+              Importance.MEDIUM,
+              HTTP_AUTH_METRICS_DOC)
+          .define(
+              HTTP_ALLOWED_ORIGINS_CONFIG,
+              Type.LIST,
+              "",
+              Importance.MEDIUM,
+              HTTP_ALLOWED_ORIGINS_DOC)
+          .define(
               EMBEDDED_DATA_DIR_CONFIG,
               Type.STRING,
               "data/kafka",
@@ -668,6 +729,31 @@ public final class DelayConfig extends AbstractConfig {
   /** The configured advertised host of the HTTP port; empty means this machine's host name. */
   public String httpAdvertisedHost() {
     return getString(HTTP_ADVERTISED_HOST_CONFIG);
+  }
+
+  /** The address the HTTP endpoints listen on. */
+  public String httpBindAddress() {
+    return getString(HTTP_BIND_ADDRESS_CONFIG);
+  }
+
+  /** Whether an HTTP endpoint bound beyond loopback must have tokens. */
+  public boolean httpAuthRequired() {
+    return getBoolean(HTTP_AUTH_REQUIRED_CONFIG);
+  }
+
+  /** The tokens file of the HTTP API; empty means none. */
+  public String httpAuthTokensFile() {
+    return getString(HTTP_AUTH_TOKENS_FILE_CONFIG);
+  }
+
+  /** Whether GET /metrics needs a token when tokens are configured. */
+  public boolean httpAuthMetrics() {
+    return getBoolean(HTTP_AUTH_METRICS_CONFIG);
+  }
+
+  /** The origins allowed to change state through the HTTP API. */
+  public List<String> httpAllowedOrigins() {
+    return getList(HTTP_ALLOWED_ORIGINS_CONFIG);
   }
 
   public String embeddedDataDir() {
