@@ -21,7 +21,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -217,8 +216,7 @@ public final class DelayService implements AutoCloseable {
   private static DelayConfig withRequestsPartitions(DelayConfig config) {
     try (Admin admin =
         Admin.create(
-            ClientProperties.of(
-                config, config.bootstrapServers(), AdminClientConfig.configNames()))) {
+            ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN))) {
       RequiredTopics.Ready topics = new RequiredTopics(admin, config).ensure();
       // Kafka Streams' changelogs get the durability of kdelay's own topics.
       return topics
@@ -233,7 +231,7 @@ public final class DelayService implements AutoCloseable {
     config = ready;
     targetAdmin =
         Admin.create(
-            ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
+            ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.ADMIN));
     // Target topics seen at intake are warmed into the stream threads' producers, so that no
     // first fire to a topic waits for its metadata on the stream thread.
     clients = new WarmingClientSupplier();
@@ -273,7 +271,7 @@ public final class DelayService implements AutoCloseable {
   /** Serves the HTTP API; the admin API writes requests with a client of its own. */
   private void startHttp(DelayConfig ready, HostInfo self) {
     Map<String, Object> producer =
-        ClientProperties.of(ready, ready.bootstrapServers(), ProducerConfig.configNames());
+        ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.PRODUCER);
     // An HTTP caller waits at most this long, also when Kafka is unreachable.
     producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) HTTP_CALL_TIMEOUT.toMillis());
     requestClient = DelayClient.create(producer, ready.requestsTopic());
