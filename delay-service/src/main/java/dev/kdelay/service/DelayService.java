@@ -53,6 +53,9 @@ public final class DelayService implements AutoCloseable {
 
   private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(30);
 
+  /** How long closing an admin client waits for its pending calls. */
+  private static final Duration ADMIN_CLOSE_TIMEOUT = Duration.ofSeconds(5);
+
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
   private static final Duration HTTP_CALL_TIMEOUT = Duration.ofSeconds(10);
 
@@ -187,7 +190,7 @@ public final class DelayService implements AutoCloseable {
     }
     if (targetTopics != null) {
       targetTopics.close();
-      targetAdmin.close(Duration.ofSeconds(5));
+      targetAdmin.close(ADMIN_CLOSE_TIMEOUT);
       clients.close();
     }
     metrics.close();
@@ -214,15 +217,20 @@ public final class DelayService implements AutoCloseable {
   }
 
   private static DelayConfig withRequestsPartitions(DelayConfig config) {
-    try (Admin admin =
+    Admin admin =
         Admin.create(
-            ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN))) {
+            ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN));
+    try {
       RequiredTopics.Ready topics = new RequiredTopics(admin, config).ensure();
       // Kafka Streams' changelogs get the durability of kdelay's own topics.
       return topics
           .durability()
           .applyToStreams(
               config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
+    } finally {
+      // Bounded: after a start that timed out (Kafka unreachable, or a PLAINTEXT client at a SASL
+      // listener), a call still pending would hold an unbounded close() for default.api.timeout.ms.
+      admin.close(ADMIN_CLOSE_TIMEOUT);
     }
   }
 
