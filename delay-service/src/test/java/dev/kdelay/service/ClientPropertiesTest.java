@@ -7,6 +7,7 @@ import dev.kdelay.topology.DelayConfig;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
 class ClientPropertiesTest {
@@ -110,5 +111,28 @@ class ClientPropertiesTest {
     assertThat(logged.values().toString())
         .contains("sasl.jaas.config=[hidden]")
         .doesNotContain("s3cr3t-pa55");
+  }
+
+  @Test
+  void shouldHideTheJaasConfigWhenKafkaStreamsLogsItsConfiguration() {
+    DelayConfig config =
+        new DelayConfig(
+            Map.of(
+                "delay.bootstrap.servers", "kafka:9093",
+                "sasl.jaas.config", JAAS,
+                "producer.sasl.jaas.config", ADMIN_JAAS));
+
+    // Kafka Streams logs "StreamsConfig values:" from these values at startup; it declares no
+    // SASL keys itself, and its clients log theirs with PASSWORD keys hidden.
+    StreamsConfig logged = new StreamsConfig(config.streamsProperties());
+
+    assertThat(logged.values().toString()).doesNotContain("s3cr3t-pa55", "adm1n-pa55");
+    Map<String, Object> producerProps = logged.getProducerConfigs("kdelay-test");
+    producerProps.put("key.serializer", ByteArraySerializer.class);
+    producerProps.put("value.serializer", ByteArraySerializer.class);
+    ProducerConfig producer = new ProducerConfig(producerProps);
+    assertThat(producer.values().toString())
+        .contains("sasl.jaas.config=[hidden]")
+        .doesNotContain("s3cr3t-pa55", "adm1n-pa55");
   }
 }
