@@ -174,6 +174,7 @@ class SaslIT {
     long started = System.nanoTime();
     assertThatThrownBy(() -> service.start(Optional.of(START_TIMEOUT)))
         .isInstanceOf(DelayServiceException.class)
+        .hasMessageContaining("security.protocol")
         .hasMessageContaining(DelayConfig.TOPIC_READY_TIMEOUT_CONFIG);
     assertThat(elapsed(started)).isLessThan(FAILURE_BOUND);
 
