@@ -16,7 +16,7 @@ import java.util.Locale;
  * are not: their values are paths, and an error about a path must show the path.
  *
  * <pre>{@code
- * String shown = SecretKeys.shown("sasl.jaas.config", value); // "[hidden]"
+ * String shown = SecretKeys.isSecret(key) ? SecretKeys.HIDDEN : value;
  * }</pre>
  */
 final class SecretKeys {
@@ -43,16 +43,5 @@ final class SecretKeys {
       return false;
     }
     return name.endsWith(".key") || SECRET_WORDS.stream().anyMatch(name::contains);
-  }
-
-  /**
-   * A value as it may be printed.
-   *
-   * @param key the key the value belongs to
-   * @param value the value
-   * @return the value, or {@value #HIDDEN} if the key holds a secret
-   */
-  static String shown(String key, Object value) {
-    return isSecret(key) ? HIDDEN : String.valueOf(value);
   }
 }
