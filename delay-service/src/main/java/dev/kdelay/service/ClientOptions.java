@@ -9,8 +9,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import org.apache.kafka.clients.admin.AdminClientConfig;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
 
@@ -59,19 +57,19 @@ record ClientOptions(String bootstrapServers, String requestsTopic, DelayConfig 
    */
   Map<String, Object> producerProperties() {
     Map<String, Object> props =
-        ClientProperties.of(config, bootstrapServers, ProducerConfig.configNames());
+        ClientProperties.of(config, bootstrapServers, ClientProperties.Kind.PRODUCER);
     props.putIfAbsent(ProducerConfig.MAX_BLOCK_MS_CONFIG, 15_000);
     return props;
   }
 
   /** Admin client properties. */
   Map<String, Object> adminProperties() {
-    return ClientProperties.of(config, bootstrapServers, AdminClientConfig.configNames());
+    return ClientProperties.of(config, bootstrapServers, ClientProperties.Kind.ADMIN);
   }
 
   /** Consumer properties, without group or deserializers. */
   Map<String, Object> consumerProperties() {
-    return ClientProperties.of(config, bootstrapServers, ConsumerConfig.configNames());
+    return ClientProperties.of(config, bootstrapServers, ClientProperties.Kind.CONSUMER);
   }
 
   /**

@@ -22,7 +22,6 @@ import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
-import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
@@ -54,6 +53,9 @@ public final class DelayService implements AutoCloseable {
   public static final Duration CLOSE_TIMEOUT = Duration.ofSeconds(30);
 
   private static final Duration PROGRESS_INTERVAL = Duration.ofSeconds(30);
+
+  /** How long closing an admin client waits for its pending calls. */
+  private static final Duration ADMIN_CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
   private static final Duration HTTP_CALL_TIMEOUT = Duration.ofSeconds(10);
@@ -191,7 +193,7 @@ public final class DelayService implements AutoCloseable {
     }
     if (targetTopics != null) {
       targetTopics.close();
-      targetAdmin.close(Duration.ofSeconds(5));
+      targetAdmin.close(ADMIN_CLOSE_TIMEOUT);
       clients.close();
     }
     metrics.close();
@@ -225,16 +227,20 @@ public final class DelayService implements AutoCloseable {
   }
 
   private static DelayConfig withRequestsPartitions(DelayConfig config) {
-    try (Admin admin =
+    Admin admin =
         Admin.create(
-            ClientProperties.of(
-                config, config.bootstrapServers(), AdminClientConfig.configNames()))) {
+            ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN));
+    try {
       RequiredTopics.Ready topics = new RequiredTopics(admin, config).ensure();
       // Kafka Streams' changelogs get the durability of kdelay's own topics.
       return topics
           .durability()
           .applyToStreams(
               config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
+    } finally {
+      // Bounded: after a start that timed out (Kafka unreachable, or a PLAINTEXT client at a SASL
+      // listener), a call still pending would hold an unbounded close() for default.api.timeout.ms.
+      admin.close(ADMIN_CLOSE_TIMEOUT);
     }
   }
 
@@ -243,7 +249,7 @@ public final class DelayService implements AutoCloseable {
     config = ready;
     targetAdmin =
         Admin.create(
-            ClientProperties.of(ready, ready.bootstrapServers(), AdminClientConfig.configNames()));
+            ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.ADMIN));
     // Target topics seen at intake are warmed into the stream threads' producers, so that no
     // first fire to a topic waits for its metadata on the stream thread.
     clients = new WarmingClientSupplier();
@@ -288,7 +294,7 @@ public final class DelayService implements AutoCloseable {
   /** Serves the HTTP API; the admin API writes requests with a client of its own. */
   private void startHttp(DelayConfig ready, HostInfo self) {
     Map<String, Object> producer =
-        ClientProperties.of(ready, ready.bootstrapServers(), ProducerConfig.configNames());
+        ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.PRODUCER);
     // An HTTP caller waits at most this long, also when Kafka is unreachable.
     producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) HTTP_CALL_TIMEOUT.toMillis());
     requestClient = DelayClient.create(producer, ready.requestsTopic());

@@ -64,7 +64,7 @@ public final class ServiceConfiguration {
     Settings settings = new Settings();
     file.ifPresent(path -> readFile(path, settings));
     new TreeMap<>(environment).forEach((name, value) -> readVariable(name, value, settings));
-    settings.validate();
+    settings.validate(DelayConfig.configDef());
     return new DelayConfig(settings.values);
   }
 
@@ -102,8 +102,12 @@ public final class ServiceConfiguration {
     keyOfVariable(name).ifPresent(key -> settings.put(key, value, "environment variable " + name));
   }
 
-  /** The merged settings and where each came from, so that errors can say so. */
-  private static final class Settings {
+  /**
+   * The merged settings and where each came from, so that errors can say so. Errors never show a
+   * secret's value (see {@link SecretKeys}), nor the value of an unknown key: a misspelt {@code
+   * DELAY_SASL_JAAS_CONFIGG} must not print the password it carries.
+   */
+  static final class Settings {
     private final Map<String, String> values = new HashMap<>();
     private final Map<String, String> sources = new HashMap<>();
 
@@ -112,23 +116,30 @@ public final class ServiceConfiguration {
       sources.put(key, source);
     }
 
-    void validate() {
-      ConfigDef definition = DelayConfig.configDef();
+    /**
+     * Checks the {@code delay.*} settings against their definition.
+     *
+     * @throws ConfigException naming every unknown key and every bad value
+     */
+    void validate(ConfigDef definition) {
       List<String> errors = new ArrayList<>();
       values.keySet().stream()
           .filter(key -> key.startsWith("delay.") && !definition.names().contains(key))
           .sorted()
-          .forEach(key -> errors.add(describe(key) + ": unknown kdelay configuration key"));
+          .forEach(
+              key ->
+                  errors.add(
+                      key + " (from " + sources.get(key) + "): unknown kdelay configuration key"));
       Map<String, String> known = new HashMap<>(values);
       known.keySet().retainAll(definition.names());
       for (ConfigValue checked : definition.validate(known)) {
         if (!checked.errorMessages().isEmpty() && values.containsKey(checked.name())) {
           errors.add(
-              describe(checked.name())
+              describe(checked.name(), definition)
                   + ": "
                   // The first message is the cause; later ones repeat it (a value that did not
                   // parse is then also "null").
-                  + checked.errorMessages().get(0)
+                  + hideSecret(checked.name(), checked.errorMessages().get(0), definition)
                   + " (allowed: "
                   + allowed(definition.configKeys().get(checked.name()))
                   + ")");
@@ -143,8 +154,24 @@ public final class ServiceConfiguration {
       }
     }
 
-    private String describe(String key) {
-      return key + "=" + values.get(key) + " (from " + sources.get(key) + ")";
+    private String describe(String key, ConfigDef definition) {
+      String value = isSecret(key, definition) ? SecretKeys.HIDDEN : values.get(key);
+      return key + "=" + value + " (from " + sources.get(key) + ")";
+    }
+
+    /** Kafka's validators quote the value they reject; a secret's is cut out of the message. */
+    private String hideSecret(String key, String message, ConfigDef definition) {
+      String value = values.get(key);
+      if (!isSecret(key, definition) || value == null || value.isBlank()) {
+        return message;
+      }
+      return message.replace(value, SecretKeys.HIDDEN).replace(value.trim(), SecretKeys.HIDDEN);
+    }
+
+    private static boolean isSecret(String key, ConfigDef definition) {
+      ConfigDef.ConfigKey defined = definition.configKeys().get(key);
+      return SecretKeys.isSecret(key)
+          || (defined != null && defined.type == ConfigDef.Type.PASSWORD);
     }
 
     private static String allowed(ConfigDef.ConfigKey key) {

@@ -101,8 +101,10 @@ final class StartupDeadline {
     if (remainingMs <= 0) {
       throw new DelayServiceException(
           String.format(
-              "%s (waited %d ms). Check that the brokers are up and reachable, or allow a start"
-                  + " longer with %s (now %d).",
+              "%s (waited %d ms). Check that the brokers are up and reachable, and that"
+                  + " security.protocol and the SASL/TLS settings match their listener (a client"
+                  + " without them gets no error from a SASL listener, only closed connections);"
+                  + " or allow a start longer with %s (now %d).",
               notReady.get(),
               timeout.toMillis(),
               DelayConfig.TOPIC_READY_TIMEOUT_CONFIG,

@@ -31,6 +31,10 @@ import org.junit.jupiter.api.Test;
 class DeploymentFilesTest {
 
   private static final List<String> REPLICAS = List.of("kdelay-1", "kdelay-2", "kdelay-3");
+
+  /** Compose's {@code ${NAME:?message}}: fails when NAME is unset or empty, has no default. */
+  private static final String REQUIRED_VARIABLE = "\\$\\{[A-Z_]+:\\?[^}]+}";
+
   private static final Pattern METRIC = Pattern.compile("\\b((?:kdelay|jvm|process)_[a-z0-9_]+)");
 
   private final YAMLMapper yaml = new YAMLMapper();
@@ -220,6 +224,62 @@ class DeploymentFilesTest {
     return names;
   }
 
+  @Test
+  void shouldPublishEveryPortOnLoopbackOnly() {
+    for (Map.Entry<String, JsonNode> service : services.properties()) {
+      for (JsonNode port : service.getValue().path("ports")) {
+        // Without a host address Docker publishes on every interface, firewall rules bypassed.
+        assertThat(port.asText()).as("port of %s", service.getKey()).startsWith("127.0.0.1:");
+      }
+    }
+  }
+
+  @Test
+  void shouldTakeSecretsFromTheEnvFileWithNoWorkingDefault() throws IOException {
+    String grafanaPassword =
+        services.path("grafana").path("environment").path("GF_SECURITY_ADMIN_PASSWORD").asText();
+    String tokensFile = compose.path("secrets").path("kdelay-http-tokens").path("file").asText();
+
+    assertThat(grafanaPassword).matches(REQUIRED_VARIABLE).contains("GRAFANA_ADMIN_PASSWORD");
+    assertThat(tokensFile).matches(REQUIRED_VARIABLE).contains("KDELAY_HTTP_TOKENS_FILE");
+    // The example names every variable but gives none a value that works.
+    Map<String, String> example = new HashMap<>();
+    for (String line : Files.readAllLines(root.resolve(".env.example"))) {
+      if (!line.isBlank() && !line.startsWith("#")) {
+        String[] assignment = line.split("=", 2);
+        example.put(assignment[0].trim(), assignment[1].trim());
+      }
+    }
+    assertThat(example)
+        .containsOnlyKeys("GRAFANA_ADMIN_PASSWORD", "KDELAY_HTTP_TOKENS_FILE")
+        .allSatisfy((name, value) -> assertThat(value).as(name).isEmpty());
+    assertThat(Files.readAllLines(root.resolve(".gitignore"))).contains(".env");
+  }
+
+  @Test
+  void shouldBindEveryReplicaBeyondLoopbackOnlyWithTokens() {
+    for (String replica : REPLICAS) {
+      JsonNode service = services.path(replica);
+      JsonNode env = service.path("environment");
+
+      assertThat(env.path("DELAY_HTTP_BIND_ADDRESS").asText()).isEqualTo("0.0.0.0");
+      assertThat(env.path("DELAY_HTTP_AUTH_TOKENS_FILE").asText())
+          .isEqualTo("/run/secrets/kdelay-http-tokens");
+      assertThat(service.path("secrets").toString()).contains("kdelay-http-tokens");
+    }
+  }
+
+  @Test
+  void shouldLetTheBrokerAbortDeadTransactionsWithinASecond() {
+    assertThat(
+            services
+                .path("kafka")
+                .path("environment")
+                .path("KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS")
+                .asText())
+        .isEqualTo("1000");
+  }
+
   /** The file on the host a service's container sees at a path, through its bind mounts. */
   private Path hostFile(String service, String containerPath) {
     for (JsonNode volume : services.path(service).path("volumes")) {
@@ -232,12 +292,13 @@ class DeploymentFilesTest {
     throw new AssertionError(service + " mounts nothing at " + containerPath);
   }
 
-  /** Published ports: host port to container port. */
+  /** Published ports, {@code [HOST_IP:]HOST_PORT:CONTAINER_PORT}: host port to container port. */
   private static Map<Integer, Integer> ports(JsonNode service) {
     Map<Integer, Integer> ports = new HashMap<>();
     for (JsonNode port : service.path("ports")) {
       String[] parts = port.asText().split(":");
-      ports.put(Integer.parseInt(parts[0]), Integer.parseInt(parts[1]));
+      int host = parts.length - 2;
+      ports.put(Integer.parseInt(parts[host]), Integer.parseInt(parts[host + 1]));
     }
     return ports;
   }

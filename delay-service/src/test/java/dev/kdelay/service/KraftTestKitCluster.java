@@ -1,6 +1,9 @@
 package dev.kdelay.service;
 
 import java.util.Map;
+import java.util.function.UnaryOperator;
+import org.apache.kafka.common.security.auth.SecurityProtocol;
+import org.apache.kafka.common.test.JaasUtils;
 import org.apache.kafka.common.test.KafkaClusterTestKit;
 import org.apache.kafka.common.test.TestKitNodes;
 
@@ -44,13 +47,55 @@ public final class KraftTestKitCluster implements KafkaTestCluster {
             "true"));
   }
 
+  /** The user of {@link #startWithSasl()} that may do anything (a super user). */
+  public static final String SASL_USER = JaasUtils.KAFKA_PLAIN_ADMIN;
+
+  /** The password of {@link #SASL_USER}. */
+  public static final String SASL_PASSWORD = JaasUtils.KAFKA_PLAIN_ADMIN_PASSWORD;
+
+  /**
+   * A cluster whose broker listener requires SASL/PLAIN ({@code SASL_PLAINTEXT}); the controller
+   * listener stays PLAINTEXT. The test kit sets up the rest: users {@value #SASL_USER} (a super
+   * user) and {@code plain-user1} in a JAAS file it points {@code java.security.auth.login.config}
+   * at, and Kafka's ACL authorizer, which denies whatever no ACL allows to anyone but a super user.
+   *
+   * <p>Clients connect with {@code security.protocol=SASL_PLAINTEXT}, {@code sasl.mechanism=PLAIN}
+   * and {@code sasl.jaas.config=}{@link #plainJaasConfig}{@code (SASL_USER, SASL_PASSWORD)}.
+   */
+  public static KraftTestKitCluster startWithSasl() throws Exception {
+    return start(
+        1,
+        // The broker reaches the controller over the PLAINTEXT listener as User:ANONYMOUS, and
+        // its heartbeats need CLUSTER_ACTION. No client is ANONYMOUS: the only other listener
+        // requires SASL.
+        Map.of("super.users", "User:" + SASL_USER + ";User:ANONYMOUS"),
+        nodes -> nodes.setBrokerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT));
+  }
+
+  /** The {@code sasl.jaas.config} of a SASL/PLAIN client. */
+  public static String plainJaasConfig(String user, String password) {
+    return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+        + user
+        + "\" password=\""
+        + password
+        + "\";";
+  }
+
   private static KraftTestKitCluster start(int brokers, Map<String, String> extra)
       throws Exception {
+    return start(brokers, extra, UnaryOperator.identity());
+  }
+
+  private static KraftTestKitCluster start(
+      int brokers, Map<String, String> extra, UnaryOperator<TestKitNodes.Builder> listeners)
+      throws Exception {
     TestKitNodes nodes =
-        new TestKitNodes.Builder()
-            .setCombined(true)
-            .setNumBrokerNodes(brokers)
-            .setNumControllerNodes(1)
+        listeners
+            .apply(
+                new TestKitNodes.Builder()
+                    .setCombined(true)
+                    .setNumBrokerNodes(brokers)
+                    .setNumControllerNodes(1))
             .build();
     KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes);
     extra.forEach(builder::setConfigProp);

@@ -82,6 +82,28 @@ class MainTest {
     assertThat(text(err)).contains("delay.requests.topic=");
   }
 
+  @Test
+  void shouldNameTheVariableButPrintNoSecretWhenAMisspeltVariableCarriesOne() {
+    String jaas =
+        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"kdelay\""
+            + " password=\"s3cr3t-pa55\";";
+
+    for (String command : List.of("run", "schedule", "watch")) {
+      List<String> args =
+          switch (command) {
+            case "schedule" ->
+                List.of("schedule", "--id", "a", "--target", "t", "--after", "1s", "v");
+            case "watch" -> List.of("watch", "t");
+            default -> List.of(command);
+          };
+      int code = main(Map.of("DELAY_SASL_JAAS_CONFIGG", jaas), args.toArray(String[]::new));
+
+      assertThat(code).as(command).isEqualTo(Main.FAILED);
+      assertThat(text(err)).contains("DELAY_SASL_JAAS_CONFIGG");
+      assertThat(text(out) + text(err)).doesNotContain("s3cr3t-pa55");
+    }
+  }
+
   private int main(Map<String, String> environment, String... args) {
     return new Main(
             environment,

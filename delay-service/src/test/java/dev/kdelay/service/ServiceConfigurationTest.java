@@ -9,6 +9,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Optional;
+import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -115,9 +116,80 @@ class ServiceConfigurationTest {
                 ServiceConfiguration.load(
                     Optional.empty(), Map.of("DELAY_BOOTSTRAP_SERVER", "kafka:9092")))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("delay.bootstrap.server=kafka:9092")
+        .hasMessageContaining(
+            "delay.bootstrap.server (from environment variable DELAY_BOOTSTRAP_SERVER)")
         .hasMessageContaining("unknown kdelay configuration key")
         .hasMessageContaining("delay.bootstrap.servers");
+  }
+
+  @Test
+  void shouldNameTheVariableButNotItsValueWhenAMisspeltVariableCarriesASecret() {
+    String jaas =
+        "org.apache.kafka.common.security.plain.PlainLoginModule required username=\"kdelay\""
+            + " password=\"s3cr3t-pa55\";";
+
+    assertThatThrownBy(
+            () ->
+                ServiceConfiguration.load(
+                    Optional.empty(), Map.of("DELAY_SASL_JAAS_CONFIGG", jaas)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("environment variable DELAY_SASL_JAAS_CONFIGG")
+        .hasMessageContaining("unknown kdelay configuration key")
+        .hasMessageNotContaining("s3cr3t-pa55")
+        .hasMessageNotContaining("PlainLoginModule");
+  }
+
+  @Test
+  void shouldNotShowAnyValueWhenAnUnknownKeyComesFromTheFile() throws IOException {
+    Path file = write("delay.http.auth.tokn=write 0123456789abcdef\n");
+
+    assertThatThrownBy(() -> ServiceConfiguration.load(Optional.of(file), Map.of()))
+        .hasMessageContaining("delay.http.auth.tokn (from file " + file + ")")
+        .hasMessageNotContaining("0123456789abcdef");
+  }
+
+  @Test
+  void shouldNotEchoTheValueWhenASecretKeyHasABadValue() {
+    // given: a kdelay key holding a secret, with a validator that quotes what it rejects
+    ConfigDef definition =
+        new ConfigDef()
+            .define(
+                "delay.webhook.secret",
+                ConfigDef.Type.STRING,
+                null,
+                (name, value) -> {
+                  if (value != null) {
+                    throw new ConfigException(name, value, "too short");
+                  }
+                },
+                ConfigDef.Importance.LOW,
+                "a secret");
+    ServiceConfiguration.Settings settings = new ServiceConfiguration.Settings();
+    settings.put("delay.webhook.secret", "hunter2", "environment variable DELAY_WEBHOOK_SECRET");
+
+    // when / then
+    assertThatThrownBy(() -> settings.validate(definition))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("delay.webhook.secret=[hidden]")
+        .hasMessageContaining("too short")
+        .hasMessageNotContaining("hunter2");
+  }
+
+  @Test
+  void shouldNotEchoTheValueWhenAKeyNamedLikeASecretHasABadValue() {
+    ConfigDef definition =
+        new ConfigDef()
+            .define(
+                "delay.api.token",
+                ConfigDef.Type.INT,
+                ConfigDef.Importance.LOW,
+                "a number that is secret");
+    ServiceConfiguration.Settings settings = new ServiceConfiguration.Settings();
+    settings.put("delay.api.token", "not-a-number-42", "file kdelay.properties");
+
+    assertThatThrownBy(() -> settings.validate(definition))
+        .hasMessageContaining("delay.api.token=[hidden] (from file kdelay.properties)")
+        .hasMessageNotContaining("not-a-number-42");
   }
 
   @Test

@@ -554,7 +554,8 @@ public final class DelayConfig extends AbstractConfig {
     for (Object key : originals.keySet()) {
       String name = String.valueOf(key);
       if (name.startsWith("delay.") && !CONFIG_DEF.names().contains(name)) {
-        throw new ConfigException(name, originals.get(key), "unknown kdelay configuration key");
+        // Without the value: an unknown key may be a misspelt secret (delay.sasl.jaas.configg).
+        throw new ConfigException(name + ": unknown kdelay configuration key");
       }
     }
     this.targetTopicAllow = Pattern.compile(getString(TARGET_TOPIC_ALLOW_CONFIG));
