@@ -94,7 +94,7 @@ class HttpSecurityIT {
       admin.createTopics(List.of(new NewTopic(target, 2, (short) 1))).all().get();
     }
     Path dir = Files.createTempDirectory("kdelay-tokens");
-    resources.add(() -> deleteRecursively(dir));
+    resources.add(() -> HttpProbes.deleteRecursively(dir));
     tokens =
         Files.writeString(
             dir.resolve("tokens"),
@@ -408,7 +408,7 @@ class HttpSecurityIT {
   private DelayService create(String instance, String applicationId, Map<String, Object> more)
       throws IOException {
     Path state = Files.createTempDirectory("kdelay-secure-it-" + instance);
-    resources.add(() -> deleteRecursively(state));
+    resources.add(() -> HttpProbes.deleteRecursively(state));
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(DelayConfig.APPLICATION_ID_CONFIG, applicationId);
@@ -460,37 +460,7 @@ class HttpSecurityIT {
         HttpResponse.BodyHandlers.ofString());
   }
 
-  /** Something that can be read again until it satisfies a condition. */
-  @FunctionalInterface
-  private interface Probe<T> {
-    T read() throws Exception;
-  }
-
-  /** Reads until the condition holds; fails with the last value read when it does not in time. */
-  private static <T> T await(Probe<T> probe, Predicate<T> condition) throws Exception {
-    long deadline = System.nanoTime() + TIMEOUT.toNanos();
-    T last = probe.read();
-    while (!condition.test(last)) {
-      assertThat(System.nanoTime())
-          .as("condition met within %s; last read: %s", TIMEOUT, describe(last))
-          .isLessThan(deadline);
-      Thread.sleep(50); // the poll interval of this wait, not a guess at how long it takes
-      last = probe.read();
-    }
-    return last;
-  }
-
-  private static String describe(Object value) {
-    return value instanceof HttpResponse<?> response
-        ? response.statusCode() + " " + response.body()
-        : String.valueOf(value);
-  }
-
-  private static void deleteRecursively(Path dir) throws IOException {
-    try (var paths = Files.walk(dir)) {
-      for (Path path : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-        Files.deleteIfExists(path);
-      }
-    }
+  private static <T> T await(HttpProbes.Probe<T> probe, Predicate<T> condition) throws Exception {
+    return HttpProbes.await(TIMEOUT, probe, condition);
   }
 }

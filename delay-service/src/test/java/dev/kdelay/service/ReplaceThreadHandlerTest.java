@@ -6,10 +6,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DeliveryQuarantine;
-import java.time.Clock;
 import java.time.Duration;
-import java.time.Instant;
-import java.time.ZoneOffset;
 import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
@@ -18,7 +15,7 @@ import org.junit.jupiter.api.Test;
 
 class ReplaceThreadHandlerTest {
 
-  private final MutableClock clock = new MutableClock();
+  private final SettableClock clock = new SettableClock();
   private final DelayConfig config = new DelayConfig(Map.of());
   private final DeliveryQuarantine quarantine =
       new DeliveryQuarantine(config, () -> clock.millis());
@@ -83,29 +80,6 @@ class ReplaceThreadHandlerTest {
 
     TestFailure() {
       super("test failure", null, false, false);
-    }
-  }
-
-  private static final class MutableClock extends Clock {
-    private Instant now = Instant.parse("2030-01-01T00:00:00Z");
-
-    void advance(Duration duration) {
-      now = now.plus(duration);
-    }
-
-    @Override
-    public Instant instant() {
-      return now;
-    }
-
-    @Override
-    public java.time.ZoneId getZone() {
-      return ZoneOffset.UTC;
-    }
-
-    @Override
-    public Clock withZone(java.time.ZoneId zone) {
-      return this;
     }
   }
 }
