@@ -59,21 +59,9 @@ public final class DeliveryQuarantine {
 
   private final DelayConfig config;
   private final LongSupplier clock;
-  private final Map<String, Refusal> refusals =
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, Refusal> eldest) {
-          return size() > CAPACITY;
-        }
-      };
-  private final Map<String, TopicRefusal> topics = new LinkedHashMap<>();
-  private final Map<String, SizeRefusal> sizes =
-      new LinkedHashMap<>(16, 0.75f, true) {
-        @Override
-        protected boolean removeEldestEntry(Map.Entry<String, SizeRefusal> eldest) {
-          return size() > CAPACITY;
-        }
-      };
+  private final Map<String, Refusal> refusals = leastRecentlyUsed();
+  private final Map<String, TopicRefusal> topics = leastRecentlyUsed();
+  private final Map<String, SizeRefusal> sizes = leastRecentlyUsed();
 
   // Read without the lock on every fire: a stream thread asks only once anything was refused.
   private volatile boolean empty = true;
@@ -166,6 +154,16 @@ public final class DeliveryQuarantine {
       return Optional.of(firedCause(text(idempotencyKey)));
     }
     return Optional.empty();
+  }
+
+  /** A map that forgets its least recently used entry beyond {@link #CAPACITY}; not thread-safe. */
+  private static <V> Map<String, V> leastRecentlyUsed() {
+    return new LinkedHashMap<>(16, 0.75f, true) {
+      @Override
+      protected boolean removeEldestEntry(Map.Entry<String, V> eldest) {
+        return size() > CAPACITY;
+      }
+    };
   }
 
   /** Whether nothing was ever refused: then no record needs checking against the quarantine. */

@@ -50,15 +50,14 @@ final class Deliverability {
   /** Why a schedule request's target would refuse it, or empty. */
   Optional<Rejection> atIntake(String id, Schedule schedule, TargetTopic topic) {
     String name = schedule.target().topic();
-    Optional<Rejection> missing = missing(name, schedule.target().partition().orElse(-1), topic);
+    Optional<Rejection> missing =
+        missing(
+            name,
+            schedule.target().partition().orElse(-1),
+            topic,
+            "target topic '" + name + "' does not exist; create it first");
     if (missing.isPresent()) {
-      return missing.map(
-          rejection ->
-              rejection.reason() == RejectionReason.UNKNOWN_TOPIC
-                  ? new Rejection(
-                      RejectionReason.UNKNOWN_TOPIC,
-                      "target topic '" + name + "' does not exist; create it first")
-                  : rejection);
+      return missing;
     }
     if (!topic.writable()) {
       return rejection(
@@ -98,7 +97,12 @@ final class Deliverability {
   /** Why a fired record's target would refuse it now, or empty. */
   Optional<Rejection> atFire(Record<FiredKey, byte[]> fired, TargetTopic topic, long nowMs) {
     String name = fired.key().topic();
-    Optional<Rejection> missing = missing(name, fired.key().partition(), topic);
+    Optional<Rejection> missing =
+        missing(
+            name,
+            fired.key().partition(),
+            topic,
+            "target topic '" + name + "' no longer exists; the task could not be fired");
     if (missing.isPresent()) {
       return missing;
     }
@@ -137,11 +141,10 @@ final class Deliverability {
   }
 
   /** A topic that does not exist, or lacks the partition asked for (-1: none asked for). */
-  private static Optional<Rejection> missing(String name, int partition, TargetTopic topic) {
+  private static Optional<Rejection> missing(
+      String name, int partition, TargetTopic topic, String absent) {
     if (topic.status() == TargetTopic.Status.ABSENT) {
-      return rejection(
-          RejectionReason.UNKNOWN_TOPIC,
-          "target topic '" + name + "' no longer exists; the task could not be fired");
+      return rejection(RejectionReason.UNKNOWN_TOPIC, absent);
     }
     if (topic.status() == TargetTopic.Status.PRESENT && partition >= topic.partitions()) {
       return rejection(
