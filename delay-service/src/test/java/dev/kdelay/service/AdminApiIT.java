@@ -9,14 +9,12 @@ import dev.kdelay.client.FiredTask;
 import dev.kdelay.service.TargetTopicReader.Received;
 import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
-import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
@@ -494,22 +492,16 @@ class AdminApiIT {
   /** An instance on this class's topics, not started; closed after the class. */
   private DelayService create(String instance, String applicationId, Map<String, Object> more)
       throws IOException {
-    Path state = Files.createTempDirectory("kdelay-admin-it-" + instance);
-    resources.add(() -> HttpProbes.deleteRecursively(state));
-    Map<String, Object> props = new HashMap<>();
-    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    props.put(DelayConfig.APPLICATION_ID_CONFIG, applicationId);
-    props.put(DelayConfig.STATE_DIR_CONFIG, state.toString());
-    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
-    props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, freePort());
-    props.put(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
-    props.putAll(more);
-    DelayService service = new DelayService(new DelayConfig(props));
-    resources.add(service);
-    return service;
+    Map<String, Object> settings = new HashMap<>(more);
+    settings.putIfAbsent(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
+    return HttpInstances.create(
+        bootstrapServers,
+        name,
+        PARTITIONS,
+        applicationId,
+        Files.createTempDirectory("kdelay-admin-it-" + instance),
+        settings,
+        resources);
   }
 
   /**
@@ -593,13 +585,6 @@ class AdminApiIT {
       return json(response).path(name).asText();
     } catch (IOException e) {
       return "";
-    }
-  }
-
-  /** A port nobody listens on now; the instance binds it right after. */
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
     }
   }
 

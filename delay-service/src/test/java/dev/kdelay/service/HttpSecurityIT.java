@@ -9,7 +9,6 @@ import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.NetworkInterface;
-import java.net.ServerSocket;
 import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -407,28 +406,16 @@ class HttpSecurityIT {
   /** An instance on this class's topics, not started; closed after the class. */
   private DelayService create(String instance, String applicationId, Map<String, Object> more)
       throws IOException {
-    Path state = Files.createTempDirectory("kdelay-secure-it-" + instance);
-    resources.add(() -> HttpProbes.deleteRecursively(state));
-    Map<String, Object> props = new HashMap<>();
-    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
-    props.put(DelayConfig.APPLICATION_ID_CONFIG, applicationId);
-    props.put(DelayConfig.STATE_DIR_CONFIG, state.toString());
-    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
-    props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, freePort());
     // No advertised host: a loopback-bound instance advertises the address it is bound to.
-    props.putAll(more);
-    DelayService service = new DelayService(new DelayConfig(props));
-    resources.add(service);
-    return service;
-  }
-
-  private static int freePort() throws IOException {
-    try (ServerSocket socket = new ServerSocket(0)) {
-      return socket.getLocalPort();
-    }
+    Map<String, Object> settings = more;
+    return HttpInstances.create(
+        bootstrapServers,
+        name,
+        PARTITIONS,
+        applicationId,
+        Files.createTempDirectory("kdelay-secure-it-" + instance),
+        settings,
+        resources);
   }
 
   private static HttpRequest.Builder request(String url, Caller caller) {
