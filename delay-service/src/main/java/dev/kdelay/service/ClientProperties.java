@@ -24,10 +24,10 @@ import org.apache.kafka.streams.StreamsConfig;
  * Admin admin = Admin.create(ClientProperties.of(config, config.bootstrapServers(), Kind.ADMIN));
  * }</pre>
  */
-final class ClientProperties {
+public final class ClientProperties {
 
   /** A kind of client, with the prefix that addresses it and the property names it accepts. */
-  enum Kind {
+  public enum Kind {
     ADMIN(StreamsConfig.ADMIN_CLIENT_PREFIX, AdminClientConfig.configNames()),
     PRODUCER(StreamsConfig.PRODUCER_PREFIX, ProducerConfig.configNames()),
     CONSUMER(StreamsConfig.CONSUMER_PREFIX, ConsumerConfig.configNames());
@@ -51,7 +51,7 @@ final class ClientProperties {
    * @param kind the kind of client
    * @return a new mutable map
    */
-  static Map<String, Object> of(DelayConfig config, String bootstrapServers, Kind kind) {
+  public static Map<String, Object> of(DelayConfig config, String bootstrapServers, Kind kind) {
     Map<String, Object> kafka = config.kafkaProperties();
     Map<String, Object> props = new HashMap<>();
     kafka.forEach(

@@ -3,6 +3,14 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
+import dev.kdelay.service.http.AdminApi;
+import dev.kdelay.service.http.Health;
+import dev.kdelay.service.http.HttpAccess;
+import dev.kdelay.service.http.HttpEndpoint;
+import dev.kdelay.service.http.Peers;
+import dev.kdelay.service.http.ScheduleBody;
+import dev.kdelay.service.http.ScheduleQueries;
+import dev.kdelay.service.http.TargetTopicCheck;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.DeliveryQuarantine;
@@ -109,7 +117,7 @@ public final class DelayService implements AutoCloseable {
   }
 
   /** As {@link #start()}, failing if Kafka Streams is not RUNNING within the timeout. */
-  void start(Optional<Duration> timeout) {
+  public void start(Optional<Duration> timeout) {
     try {
       checkHttpAccess();
       startBroker();

@@ -1,6 +1,12 @@
 package dev.kdelay.service;
 
 import dev.kdelay.schemas.Action;
+import dev.kdelay.service.cli.ClientOptions;
+import dev.kdelay.service.cli.CommandLine;
+import dev.kdelay.service.cli.IdCommand;
+import dev.kdelay.service.cli.ScheduleCommand;
+import dev.kdelay.service.cli.UsageException;
+import dev.kdelay.service.cli.WatchCommand;
 import dev.kdelay.topology.DelayConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
@@ -16,14 +22,11 @@ import org.slf4j.LoggerFactory;
  * The {@code kdelay} command: {@code run} (the default) starts the service; {@code schedule},
  * {@code cancel} and {@code watch} are a small CLI over the client SDK.
  *
- * <p>Exit codes: {@value #OK} success, {@value #FAILED} failure (invalid configuration, Kafka
- * unreachable, the service stopped on an error), {@value #USAGE} wrong command line.
+ * <p>Exit codes: {@value CommandLine#OK} success, {@value CommandLine#FAILED} failure (invalid
+ * configuration, Kafka unreachable, the service stopped on an error), {@value CommandLine#USAGE}
+ * wrong command line.
  */
 public final class Main {
-
-  static final int OK = 0;
-  static final int FAILED = 1;
-  static final int USAGE = 2;
 
   static final String USAGE_TEXT =
       """
@@ -86,7 +89,7 @@ public final class Main {
       code = new Main(System.getenv(), System.out, System.err).execute(Arrays.asList(args));
     } catch (RuntimeException e) {
       LoggerFactory.getLogger(Main.class).error("event=failed", e);
-      code = FAILED;
+      code = CommandLine.FAILED;
     }
     // Exit explicitly: Kafka client threads must not keep a failed process alive.
     System.exit(code);
@@ -104,7 +107,7 @@ public final class Main {
     List<String> rest = named ? args.subList(1, args.size()) : args;
     if (command.equals("help") || rest.contains("--help") || rest.contains("-h")) {
       out.print(USAGE_TEXT);
-      return OK;
+      return CommandLine.OK;
     }
     try {
       return switch (command) {
@@ -130,12 +133,12 @@ public final class Main {
       err.println("kdelay " + command + ": " + e.getMessage());
       err.println();
       err.print(USAGE_TEXT);
-      return USAGE;
+      return CommandLine.USAGE;
     } catch (DelayServiceException | KafkaException e) {
       // KafkaException includes ConfigException, whose message names key, value and what is
       // allowed.
       err.println("kdelay " + command + ": " + e.getMessage());
-      return FAILED;
+      return CommandLine.FAILED;
     }
   }
 
@@ -151,13 +154,13 @@ public final class Main {
       if (service.awaitTermination() == KafkaStreams.State.ERROR) {
         LoggerFactory.getLogger(Main.class).error("event=streams-failed exit=1");
         service.close();
-        return FAILED;
+        return CommandLine.FAILED;
       }
-      return OK;
+      return CommandLine.OK;
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       service.close();
-      return FAILED;
+      return CommandLine.FAILED;
     }
   }
 }

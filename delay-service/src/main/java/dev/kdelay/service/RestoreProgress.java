@@ -15,12 +15,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Called by Kafka Streams' restoring threads; read from any thread.
  */
-final class RestoreProgress implements StateRestoreListener {
+public final class RestoreProgress implements StateRestoreListener {
 
   private static final Logger log = LoggerFactory.getLogger(RestoreProgress.class);
 
   /** One changelog partition being restored. */
-  record Restoring(String store, int partition, long restored, long total) {}
+  public record Restoring(String store, int partition, long restored, long total) {}
 
   private final Map<TopicPartition, Restoring> restoring = new ConcurrentHashMap<>();
 
@@ -69,7 +69,7 @@ final class RestoreProgress implements StateRestoreListener {
   }
 
   /** The partitions being restored now. */
-  List<Restoring> restoring() {
+  public List<Restoring> restoring() {
     return List.copyOf(restoring.values());
   }
 

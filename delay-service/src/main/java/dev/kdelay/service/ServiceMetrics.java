@@ -66,12 +66,12 @@ import org.slf4j.LoggerFactory;
  *       kdelay_partitions_active}, {@code kdelay_partitions_restoring}.
  * </ul>
  */
-final class ServiceMetrics implements DelayMetrics, AutoCloseable {
+public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(ServiceMetrics.class);
 
   /** Content type of {@link #scrape()}: Prometheus' text format 0.0.4. */
-  static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
+  public static final String CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8";
 
   /**
    * Lateness buckets, fine around the latency goals (p50 <= 10 ms, p99 <= 50 ms) so that {@code
@@ -113,7 +113,7 @@ final class ServiceMetrics implements DelayMetrics, AutoCloseable {
    * @param clock the clock ages are measured with
    * @param restoringPartitions how many state-store partitions are being restored now
    */
-  ServiceMetrics(Clock clock, IntSupplier restoringPartitions) {
+  public ServiceMetrics(Clock clock, IntSupplier restoringPartitions) {
     this.clock = clock;
     this.registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
     // The task store reports under a metrics scope of its own, so its state-store metrics carry
@@ -253,7 +253,7 @@ final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   }
 
   /** Every meter, in Prometheus' text format ({@link #CONTENT_TYPE}). */
-  String scrape() {
+  public String scrape() {
     return registry.scrape();
   }
 

@@ -20,7 +20,7 @@ import java.util.regex.Pattern;
  *       2030-01-01T10:00:00+01:00}) or epoch milliseconds.
  * </ul>
  */
-final class TimeArguments {
+public final class TimeArguments {
 
   private static final Pattern PLAIN_DURATION = Pattern.compile("(\\d{1,18})(ms|s|m|h|d)?");
   private static final Pattern EPOCH_MILLIS = Pattern.compile("\\d{1,18}");
@@ -32,7 +32,7 @@ final class TimeArguments {
    *
    * @throws IllegalArgumentException if the text is no duration, or a negative one
    */
-  static Duration duration(String text) {
+  public static Duration duration(String text) {
     String trimmed = text.trim().toLowerCase(Locale.ROOT);
     Duration duration;
     Matcher plain = PLAIN_DURATION.matcher(trimmed);
@@ -62,7 +62,7 @@ final class TimeArguments {
    *
    * @throws IllegalArgumentException if the text is no instant
    */
-  static Instant instant(String text) {
+  public static Instant instant(String text) {
     String trimmed = text.trim();
     if (EPOCH_MILLIS.matcher(trimmed).matches()) {
       return Instant.ofEpochMilli(Long.parseLong(trimmed));

@@ -2,6 +2,7 @@ package dev.kdelay.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.service.cli.CommandLine;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
@@ -18,7 +19,7 @@ class MainTest {
   void shouldPrintUsageAndSucceedWhenHelpIsAsked() {
     int code = main(Map.of(), "--help");
 
-    assertThat(code).isEqualTo(Main.OK);
+    assertThat(code).isEqualTo(CommandLine.OK);
     assertThat(text(out)).contains("Usage: kdelay");
   }
 
@@ -26,7 +27,7 @@ class MainTest {
   void shouldExitWithTwoAndPrintUsageWhenTheCommandIsUnknown() {
     int code = main(Map.of(), "reschedule", "--id", "x");
 
-    assertThat(code).isEqualTo(Main.USAGE);
+    assertThat(code).isEqualTo(CommandLine.USAGE);
     assertThat(text(err)).contains("unknown command 'reschedule'").contains("Usage: kdelay");
   }
 
@@ -34,32 +35,32 @@ class MainTest {
   void shouldExitWithTwoWhenScheduleArgumentsAreBad() {
     int code = main(Map.of(), "schedule", "--id", "x", "--target", "t", "--after", "later", "v");
 
-    assertThat(code).isEqualTo(Main.USAGE);
+    assertThat(code).isEqualTo(CommandLine.USAGE);
     assertThat(text(err)).contains("kdelay schedule: --after: not a duration: 'later'");
   }
 
   @Test
   void shouldExitWithTwoWhenCancelHasNoId() {
-    assertThat(main(Map.of(), "cancel")).isEqualTo(Main.USAGE);
+    assertThat(main(Map.of(), "cancel")).isEqualTo(CommandLine.USAGE);
     assertThat(text(err)).contains("option --id is required");
   }
 
   @Test
   void shouldExitWithTwoWhenPauseOrResumeHasNoId() {
-    assertThat(main(Map.of(), "pause")).isEqualTo(Main.USAGE);
-    assertThat(main(Map.of(), "resume", "extra")).isEqualTo(Main.USAGE);
+    assertThat(main(Map.of(), "pause")).isEqualTo(CommandLine.USAGE);
+    assertThat(main(Map.of(), "resume", "extra")).isEqualTo(CommandLine.USAGE);
     assertThat(text(err)).contains("kdelay pause:").contains("kdelay resume:");
   }
 
   @Test
   void shouldExitWithTwoWhenWatchHasNoTopic() {
-    assertThat(main(Map.of(), "watch", "--from-beginning")).isEqualTo(Main.USAGE);
+    assertThat(main(Map.of(), "watch", "--from-beginning")).isEqualTo(CommandLine.USAGE);
     assertThat(text(err)).contains("expected exactly one TOPIC");
   }
 
   @Test
   void shouldExitWithTwoWhenRunGetsAnUnknownOption() {
-    assertThat(main(Map.of(), "--port", "1")).isEqualTo(Main.USAGE);
+    assertThat(main(Map.of(), "--port", "1")).isEqualTo(CommandLine.USAGE);
     assertThat(text(err)).contains("kdelay run: unknown option --port");
   }
 
@@ -67,7 +68,7 @@ class MainTest {
   void shouldExitWithOneAndNameTheKeyWhenTheConfigurationIsBad() {
     int code = main(Map.of("DELAY_TOPIC_PARTITIONS", "0"), "run");
 
-    assertThat(code).isEqualTo(Main.FAILED);
+    assertThat(code).isEqualTo(CommandLine.FAILED);
     assertThat(text(err))
         .contains("delay.topic.partitions=0")
         .contains("environment variable DELAY_TOPIC_PARTITIONS")
@@ -78,7 +79,7 @@ class MainTest {
   void shouldExitWithOneWhenACliCommandMeetsABadConfiguration() {
     int code = main(Map.of("DELAY_REQUESTS_TOPIC", ""), "cancel", "--id", "x");
 
-    assertThat(code).isEqualTo(Main.FAILED);
+    assertThat(code).isEqualTo(CommandLine.FAILED);
     assertThat(text(err)).contains("delay.requests.topic=");
   }
 
@@ -98,7 +99,7 @@ class MainTest {
           };
       int code = main(Map.of("DELAY_SASL_JAAS_CONFIGG", jaas), args.toArray(String[]::new));
 
-      assertThat(code).as(command).isEqualTo(Main.FAILED);
+      assertThat(code).as(command).isEqualTo(CommandLine.FAILED);
       assertThat(text(err)).contains("DELAY_SASL_JAAS_CONFIGG");
       assertThat(text(out) + text(err)).doesNotContain("s3cr3t-pa55");
     }

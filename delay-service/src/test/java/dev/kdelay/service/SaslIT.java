@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.service.cli.CommandLine;
 import dev.kdelay.topology.DelayConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -141,7 +142,7 @@ class SaslIT {
                 HttpResponse.BodyHandlers.ofString());
 
     // then
-    assertThat(cliCode).as(text(err)).isEqualTo(Main.OK);
+    assertThat(cliCode).as(text(err)).isEqualTo(CommandLine.OK);
     assertThat(posted.statusCode()).as(posted.body()).isEqualTo(202);
     assertThat(readValues(target, 2)).containsExactlyInAnyOrder("cli-payload", "http-payload");
   }
@@ -159,7 +160,7 @@ class SaslIT {
     started = System.nanoTime();
     int code = schedule(wrong);
     assertThat(elapsed(started)).isLessThan(FAILURE_BOUND);
-    assertThat(code).isEqualTo(Main.FAILED);
+    assertThat(code).isEqualTo(CommandLine.FAILED);
     assertThat(text(err)).contains("Authentication failed").doesNotContain("not-the-password");
   }
 
@@ -181,7 +182,7 @@ class SaslIT {
     started = System.nanoTime();
     int code = schedule(Map.of());
     assertThat(elapsed(started)).isLessThan(FAILURE_BOUND);
-    assertThat(code).isEqualTo(Main.FAILED);
+    assertThat(code).isEqualTo(CommandLine.FAILED);
     assertThat(text(err)).contains("kdelay schedule:");
   }
 

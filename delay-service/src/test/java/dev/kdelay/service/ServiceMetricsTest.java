@@ -17,7 +17,7 @@ import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 
-class ServiceMetricsTest {
+public class ServiceMetricsTest {
 
   private static final Instant NOW = Instant.parse("2026-03-01T12:00:00Z");
 
@@ -173,7 +173,7 @@ class ServiceMetricsTest {
   }
 
   /** The value of one sample line of a scrape, by its name and labels as written. */
-  static OptionalDouble sample(String scrape, String series) {
+  public static OptionalDouble sample(String scrape, String series) {
     Map<String, String> samples =
         Arrays.stream(scrape.split("\n"))
             .filter(line -> !line.startsWith("#") && line.contains(" "))

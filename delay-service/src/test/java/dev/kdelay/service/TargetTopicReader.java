@@ -15,15 +15,15 @@ import org.apache.kafka.common.serialization.StringDeserializer;
  * Reads a target topic from its beginning as a {@code read_committed} consumer, that is as a
  * consumer of fired records sees them, noting when each record was received.
  */
-final class TargetTopicReader implements AutoCloseable {
+public final class TargetTopicReader implements AutoCloseable {
 
   /** A record and the wall-clock time, epoch milliseconds, the consumer received it. */
-  record Received(ConsumerRecord<String, String> record, long receivedAtMs) {}
+  public record Received(ConsumerRecord<String, String> record, long receivedAtMs) {}
 
   private final KafkaConsumer<String, String> consumer;
   private final List<Received> received = new ArrayList<>();
 
-  TargetTopicReader(String bootstrapServers, String topic) {
+  public TargetTopicReader(String bootstrapServers, String topic) {
     consumer =
         new KafkaConsumer<>(
             Map.of(
@@ -52,7 +52,7 @@ final class TargetTopicReader implements AutoCloseable {
    * @return everything received so far
    * @throws AssertionError if the condition does not hold within the timeout
    */
-  List<Received> pollUntil(Predicate<List<Received>> condition, Duration timeout) {
+  public List<Received> pollUntil(Predicate<List<Received>> condition, Duration timeout) {
     long deadline = System.nanoTime() + timeout.toNanos();
     while (!condition.test(received)) {
       if (System.nanoTime() > deadline) {

@@ -1,0 +1,192 @@
+package dev.kdelay.service.http;
+
+import dev.kdelay.topology.DelayConfig;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Optional;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * The bearer tokens the HTTP API accepts, read from {@code delay.http.auth.tokens.file}:
+ *
+ * <pre>
+ * # ROLE TOKEN, one per line; the token as is, or sha256:&lt;hex&gt; of it
+ * read  sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+ * write s3cret-write-token
+ * peer  s3cret-peer-token
+ * </pre>
+ *
+ * <p>Only SHA-256 digests are kept in memory, and a presented token is compared with every digest
+ * in constant time ({@link MessageDigest#isEqual}), so that neither the answer's timing nor a heap
+ * dump gives a token away. A token in plain text is kept too only for a {@code peer} or the first
+ * {@code write} line: the instance sends it when it forwards a request to another instance.
+ */
+final class AccessTokens {
+
+  /** What a token allows. */
+  enum Role {
+    /** GET routes. */
+    READ,
+    /** Every route. */
+    WRITE,
+    /** Every route; what instances send each other when they forward a request. */
+    PEER;
+
+    boolean mayWrite() {
+      return this != READ;
+    }
+  }
+
+  private static final String SHA256_PREFIX = "sha256:";
+
+  private record Entry(Role role, byte[] digest) {}
+
+  /** No tokens: nothing is checked. */
+  static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty());
+
+  private final List<Entry> entries;
+  private final Optional<String> peerToken;
+
+  private AccessTokens(List<Entry> entries, Optional<String> peerToken) {
+    this.entries = entries;
+    this.peerToken = peerToken;
+  }
+
+  /**
+   * Reads a tokens file.
+   *
+   * @param file the file; its content is never put in a message
+   * @throws ConfigException if it cannot be read, has a line that is not {@code ROLE TOKEN}, or no
+   *     token at all
+   */
+  static AccessTokens read(Path file) {
+    List<String> lines;
+    try {
+      lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+    } catch (IOException e) {
+      throw new ConfigException(
+          DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+          file.toString(),
+          "cannot be read: " + e.getMessage());
+    }
+    return parse(lines, file.toString());
+  }
+
+  /** Parses the lines of a tokens file; {@code source} names it in errors. */
+  static AccessTokens parse(List<String> lines, String source) {
+    List<Entry> entries = new ArrayList<>();
+    String peer = null;
+    String firstWrite = null;
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i).strip();
+      if (line.isEmpty() || line.startsWith("#")) {
+        continue;
+      }
+      String[] fields = line.split("\\s+");
+      Optional<Role> role = role(fields[0]);
+      if (fields.length != 2 || role.isEmpty()) {
+        // The line may hold a token: say where it is, never what it says.
+        throw new ConfigException(
+            DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            source,
+            "line " + (i + 1) + " is not 'ROLE TOKEN' with ROLE one of read, write, peer");
+      }
+      String token = fields[1];
+      boolean hashed = token.regionMatches(true, 0, SHA256_PREFIX, 0, SHA256_PREFIX.length());
+      entries.add(new Entry(role.get(), hashed ? hex(token, source, i + 1) : sha256(token)));
+      if (!hashed && role.get() == Role.PEER && peer == null) {
+        peer = token;
+      }
+      if (!hashed && role.get() == Role.WRITE && firstWrite == null) {
+        firstWrite = token;
+      }
+    }
+    if (entries.isEmpty()) {
+      throw new ConfigException(DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG, source, "holds no token");
+    }
+    if (peer == null && firstWrite == null) {
+      // Instances forward reads to each other, and must present a token that passes.
+      throw new ConfigException(
+          DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+          source,
+          "needs a peer or write token in plain text (not sha256:), which the instance sends"
+              + " when it forwards a request to another instance");
+    }
+    return new AccessTokens(List.copyOf(entries), Optional.of(peer != null ? peer : firstWrite));
+  }
+
+  private static Optional<Role> role(String name) {
+    for (Role role : Role.values()) {
+      if (role.name().equalsIgnoreCase(name)) {
+        return Optional.of(role);
+      }
+    }
+    return Optional.empty();
+  }
+
+  private static byte[] hex(String token, String source, int line) {
+    String hex = token.substring(SHA256_PREFIX.length());
+    try {
+      byte[] digest = HexFormat.of().parseHex(hex);
+      if (digest.length == 32) {
+        return digest;
+      }
+    } catch (IllegalArgumentException e) {
+      // Reported below.
+    }
+    throw new ConfigException(
+        DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+        source,
+        "line " + line + ": sha256: must be followed by 64 hex digits");
+  }
+
+  static byte[] sha256(String token) {
+    try {
+      return MessageDigest.getInstance("SHA-256").digest(token.getBytes(StandardCharsets.UTF_8));
+    } catch (NoSuchAlgorithmException e) {
+      throw new IllegalStateException("every JVM has SHA-256", e);
+    }
+  }
+
+  /** Whether any token is configured: then every route but the open ones needs one. */
+  boolean configured() {
+    return !entries.isEmpty();
+  }
+
+  /**
+   * The role of a presented token.
+   *
+   * @param token the token from {@code Authorization: Bearer}
+   * @return its role, the strongest if it is listed more than once; empty if it is not listed
+   */
+  Optional<Role> roleOf(String token) {
+    byte[] digest = sha256(token);
+    Role found = null;
+    // Every entry is compared, whatever matched first: the time taken does not depend on which.
+    for (Entry entry : entries) {
+      if (MessageDigest.isEqual(entry.digest(), digest)
+          && (found == null || entry.role().mayWrite())) {
+        found = entry.role();
+      }
+    }
+    return Optional.ofNullable(found);
+  }
+
+  /** The token this instance sends when it forwards a request: the peer or first write token. */
+  Optional<String> peerToken() {
+    return peerToken;
+  }
+
+  @Override
+  public String toString() {
+    // Never the tokens, not even their digests.
+    return "AccessTokens[" + entries.size() + " tokens]";
+  }
+}

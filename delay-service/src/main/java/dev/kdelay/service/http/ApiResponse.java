@@ -1,0 +1,65 @@
+package dev.kdelay.service.http;
+
+import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.ObjectMapper;
+import com.fasterxml.jackson.databind.SerializationFeature;
+import java.nio.charset.StandardCharsets;
+import java.util.LinkedHashMap;
+import java.util.Map;
+
+/**
+ * What the HTTP API answers: a status, a content type, a body and extra headers.
+ *
+ * @param status the HTTP status
+ * @param contentType the body's content type
+ * @param body the body
+ * @param headers extra response headers, such as {@code Allow}
+ */
+record ApiResponse(int status, String contentType, byte[] body, Map<String, String> headers) {
+
+  static final String JSON = "application/json";
+
+  /** Shared: an ObjectMapper is thread-safe once configured. */
+  static final ObjectMapper MAPPER =
+      new ObjectMapper().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS);
+
+  static ApiResponse json(int status, Object body) {
+    try {
+      return new ApiResponse(status, JSON, MAPPER.writeValueAsBytes(body), Map.of());
+    } catch (JsonProcessingException e) {
+      throw new IllegalStateException("cannot write JSON of " + body.getClass(), e);
+    }
+  }
+
+  static ApiResponse text(int status, String contentType, String body) {
+    return new ApiResponse(status, contentType, body.getBytes(StandardCharsets.UTF_8), Map.of());
+  }
+
+  static ApiResponse error(int status, String code, String message) {
+    return error(status, code, message, Map.of());
+  }
+
+  /** An error with more fields after {@code error} and {@code message}, such as the id. */
+  static ApiResponse error(int status, String code, String message, Map<String, Object> details) {
+    Map<String, Object> body = new LinkedHashMap<>();
+    body.put("error", code);
+    body.put("message", message);
+    body.putAll(details);
+    return json(status, body);
+  }
+
+  static ApiResponse of(ApiException e) {
+    return error(e.status(), e.code(), e.getMessage());
+  }
+
+  ApiResponse withHeader(String name, String value) {
+    Map<String, String> more = new LinkedHashMap<>(headers);
+    more.put(name, value);
+    return new ApiResponse(status, contentType, body, Map.copyOf(more));
+  }
+
+  /** The body as UTF-8 text, for tests and logs. */
+  String bodyText() {
+    return new String(body, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,188 @@
+package dev.kdelay.service.http;
+
+import com.sun.net.httpserver.Headers;
+import dev.kdelay.service.http.AccessTokens.Role;
+import dev.kdelay.topology.DelayConfig;
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Locale;
+import java.util.Optional;
+import java.util.Set;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * Who may do what over HTTP, decided on the request line and headers before the body is read:
+ *
+ * <ul>
+ *   <li>with tokens configured, every route but {@code /health/*} (and {@code /metrics} unless
+ *       {@code delay.http.auth.metrics}) needs {@code Authorization: Bearer TOKEN}: 401 without a
+ *       valid one, 403 for a {@code read} token on a route that changes state;
+ *   <li>a request that changes state (any method but GET and HEAD) must say {@code Content-Type:
+ *       application/json} (415), and may carry no {@code Origin} but an allowed one (403). A
+ *       browser sends a cross-site form or {@code text/plain} POST without asking first, never a
+ *       JSON one, and always names the page's origin: so no other site's page can make a visitor's
+ *       browser change a schedule, whatever the network lets it reach;
+ *   <li>{@link ApiRequest#FORWARDED_HEADER} is believed only from a caller with a token, when
+ *       tokens are configured: anyone else is answered as any caller, from every instance.
+ * </ul>
+ */
+public final class HttpAccess {
+
+  /** The realm named in {@code WWW-Authenticate}. */
+  static final String REALM = "kdelay";
+
+  static final String JSON = "application/json";
+
+  /** No tokens and no allowed origins: what a loopback-only endpoint without a tokens file gets. */
+  public static final HttpAccess OPEN = new HttpAccess(AccessTokens.NONE, false, Set.of());
+
+  private final AccessTokens tokens;
+  private final boolean metricsNeedToken;
+  private final Set<String> allowedOrigins;
+
+  HttpAccess(AccessTokens tokens, boolean metricsNeedToken, Set<String> allowedOrigins) {
+    this.tokens = tokens;
+    this.metricsNeedToken = metricsNeedToken;
+    this.allowedOrigins = Set.copyOf(allowedOrigins);
+  }
+
+  /**
+   * The access rules a configuration sets, checked against the address the endpoint binds.
+   *
+   * @throws ConfigException if the tokens file cannot be read or parsed, or if the endpoint would
+   *     listen beyond loopback without tokens and {@code delay.http.auth.required} is true
+   */
+  public static HttpAccess from(DelayConfig config, InetAddress bindAddress) {
+    AccessTokens tokens =
+        config.httpAuthTokensFile().isBlank()
+            ? AccessTokens.NONE
+            : AccessTokens.read(Path.of(config.httpAuthTokensFile()));
+    if (!tokens.configured() && !bindAddress.isLoopbackAddress() && config.httpAuthRequired()) {
+      throw new ConfigException(
+          DelayConfig.HTTP_BIND_ADDRESS_CONFIG
+              + "="
+              + config.httpBindAddress()
+              + " is not a loopback address, and no tokens are configured: anyone who reaches"
+              + " the port could schedule and cancel. Set "
+              + DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG
+              + " (DELAY_HTTP_AUTH_TOKENS_FILE), or set "
+              + DelayConfig.HTTP_AUTH_REQUIRED_CONFIG
+              + "=false (DELAY_HTTP_AUTH_REQUIRED) if something in front of kdelay"
+              + " authenticates callers.");
+    }
+    return new HttpAccess(
+        tokens, config.httpAuthMetrics(), Set.copyOf(config.httpAllowedOrigins()));
+  }
+
+  /**
+   * The address {@code delay.http.bind.address} names.
+   *
+   * @throws ConfigException if it cannot be resolved
+   */
+  public static InetAddress bindAddress(DelayConfig config) {
+    try {
+      return InetAddress.getByName(config.httpBindAddress());
+    } catch (UnknownHostException e) {
+      throw new ConfigException(
+          DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+          config.httpBindAddress(),
+          "is not an address of this machine: " + e.getMessage());
+    }
+  }
+
+  /**
+   * Why a request is turned away, if it is.
+   *
+   * @param method the HTTP method
+   * @param segments the decoded path segments
+   * @param headers the request headers
+   * @return the answer to send instead of serving the request; empty to serve it
+   */
+  Optional<ApiResponse> refusal(String method, List<String> segments, Headers headers) {
+    boolean changesState = !method.equals("GET") && !method.equals("HEAD");
+    if (tokens.configured() && !isOpen(method, segments)) {
+      Optional<Role> role = role(headers);
+      if (role.isEmpty()) {
+        return Optional.of(
+            ApiResponse.error(
+                    401, "UNAUTHORIZED", "this route needs an Authorization: Bearer token")
+                .withHeader("WWW-Authenticate", "Bearer realm=\"" + REALM + "\""));
+      }
+      if (changesState && !role.get().mayWrite()) {
+        return Optional.of(
+            ApiResponse.error(403, "FORBIDDEN", method + " needs a token with the write role"));
+      }
+    }
+    if (changesState) {
+      return crossSiteRefusal(method, headers);
+    }
+    return Optional.empty();
+  }
+
+  private Optional<ApiResponse> crossSiteRefusal(String method, Headers headers) {
+    String origin = headers.getFirst("Origin");
+    if (origin != null && !allowedOrigins.contains(origin)) {
+      return Optional.of(
+          ApiResponse.error(
+              403,
+              "ORIGIN_NOT_ALLOWED",
+              "requests from origin '"
+                  + origin
+                  + "' may not change state; allowed origins are set with "
+                  + DelayConfig.HTTP_ALLOWED_ORIGINS_CONFIG));
+    }
+    if (!isJson(headers.getFirst("Content-Type"))) {
+      return Optional.of(
+          ApiResponse.error(
+              415,
+              "UNSUPPORTED_MEDIA_TYPE",
+              method + " needs Content-Type: " + JSON + ", also without a body"));
+    }
+    return Optional.empty();
+  }
+
+  private static boolean isJson(String contentType) {
+    if (contentType == null) {
+      return false;
+    }
+    int parameters = contentType.indexOf(';');
+    String type = parameters < 0 ? contentType : contentType.substring(0, parameters);
+    return type.strip().toLowerCase(Locale.ROOT).equals(JSON);
+  }
+
+  /** Health is always open, so that probes need no secret; metrics unless configured. */
+  private boolean isOpen(String method, List<String> segments) {
+    if (!method.equals("GET") || segments.isEmpty()) {
+      return false;
+    }
+    return segments.get(0).equals("health")
+        || (segments.equals(List.of("metrics")) && !metricsNeedToken);
+  }
+
+  /**
+   * Whether to believe a request's {@link ApiRequest#FORWARDED_HEADER}: always without tokens (the
+   * endpoint is on loopback, or its operator said that something in front authenticates), else only
+   * with a valid token.
+   */
+  boolean forwarded(Headers headers) {
+    return headers.containsKey(ApiRequest.FORWARDED_HEADER)
+        && (!tokens.configured() || role(headers).isPresent());
+  }
+
+  private Optional<Role> role(Headers headers) {
+    String authorization = headers.getFirst("Authorization");
+    if (authorization == null
+        || !authorization.regionMatches(true, 0, "Bearer ", 0, "Bearer ".length())) {
+      return Optional.empty();
+    }
+    String token = authorization.substring("Bearer ".length()).strip();
+    return token.isEmpty() ? Optional.empty() : tokens.roleOf(token);
+  }
+
+  /** The token this instance sends with the requests it forwards, if tokens are configured. */
+  public Optional<String> peerToken() {
+    return tokens.peerToken();
+  }
+}

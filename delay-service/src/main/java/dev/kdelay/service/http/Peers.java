@@ -1,0 +1,109 @@
+package dev.kdelay.service.http;
+
+import java.io.IOException;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.time.Duration;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.streams.state.HostInfo;
+
+/**
+ * Asks other instances of the application, at the host and port each advertises as its {@code
+ * application.server}, for what only they hold. A forwarded request carries {@link
+ * ApiRequest#FORWARDED_HEADER}, so the peer answers from its own state and never forwards again:
+ * two instances can never wait on each other. With tokens configured, it carries the instance's own
+ * token too ({@link HttpAccess#peerToken}): a peer believes the marker only from a caller with one.
+ *
+ * <p>Java 17's {@link HttpClient} has no {@code close()}: the client runs on an executor of ours,
+ * which {@link #close()} shuts down, so that no thread of it outlives the service. (The client's
+ * own selector thread ends once the client is unreachable.)
+ */
+public final class Peers implements AutoCloseable {
+
+  private final ExecutorService executor;
+  private final HttpClient client;
+  private final Duration timeout;
+  private final Optional<String> token;
+
+  /** Peers that ask without a token: the instances check none. */
+  Peers(Duration timeout) {
+    this(timeout, Optional.empty());
+  }
+
+  /**
+   * Peers asked with a bearer token.
+   *
+   * @param timeout how long to wait for a peer
+   * @param token the token sent as {@code Authorization: Bearer}; empty to send none
+   */
+  public Peers(Duration timeout, Optional<String> token) {
+    this.timeout = timeout;
+    this.token = token;
+    AtomicInteger threads = new AtomicInteger();
+    // Cached, like the client's default: its tasks are short steps of the exchanges in flight,
+    // whose number the HTTP endpoint's peer lane bounds.
+    this.executor =
+        Executors.newCachedThreadPool(
+            runnable -> {
+              Thread thread = new Thread(runnable, "kdelay-peers-" + threads.incrementAndGet());
+              thread.setDaemon(true);
+              return thread;
+            });
+    this.client =
+        HttpClient.newBuilder()
+            .executor(executor)
+            .connectTimeout(timeout)
+            .version(HttpClient.Version.HTTP_1_1)
+            .build();
+  }
+
+  /**
+   * Sends a GET to a peer.
+   *
+   * @param peer the instance
+   * @param pathAndQuery the raw path and query, already percent-encoded
+   * @return the peer's answer, whatever its status
+   * @throws ApiException 503 if the peer cannot be reached or does not answer in time
+   */
+  ApiResponse get(HostInfo peer, String pathAndQuery) {
+    URI uri = URI.create("http://" + peer.host() + ":" + peer.port() + pathAndQuery);
+    HttpRequest.Builder builder =
+        HttpRequest.newBuilder(uri).timeout(timeout).header(ApiRequest.FORWARDED_HEADER, "true");
+    // With tokens on, a peer believes the forwarded marker only from a caller with a token.
+    token.ifPresent(value -> builder.header("Authorization", "Bearer " + value));
+    HttpRequest request = builder.GET().build();
+    try {
+      HttpResponse<byte[]> response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
+      String type = response.headers().firstValue("Content-Type").orElse(ApiResponse.JSON);
+      // A peer's 503 OVERLOADED says when to retry; the caller should hear it too.
+      Map<String, String> headers =
+          response
+              .headers()
+              .firstValue("Retry-After")
+              .map(seconds -> Map.of("Retry-After", seconds))
+              .orElse(Map.of());
+      return new ApiResponse(response.statusCode(), type, response.body(), headers);
+    } catch (HttpTimeoutException e) {
+      throw ApiException.unavailable(
+          "instance " + peer + " did not answer within " + timeout.toMillis() + " ms");
+    } catch (IOException e) {
+      throw ApiException.unavailable("instance " + peer + " cannot be reached: " + e);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw ApiException.unavailable("interrupted while asking instance " + peer);
+    }
+  }
+
+  /** Stops the client's threads; a call still in flight fails. */
+  @Override
+  public void close() {
+    executor.shutdownNow();
+  }
+}

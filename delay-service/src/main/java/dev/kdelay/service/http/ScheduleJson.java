@@ -1,0 +1,86 @@
+package dev.kdelay.service.http;
+
+import dev.kdelay.schemas.CronSpec;
+import dev.kdelay.schemas.Schedule;
+import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.Target;
+import dev.kdelay.topology.PendingTask;
+import dev.kdelay.topology.ScheduleView;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
+
+/**
+ * The JSON the admin API answers with for a schedule and a pending task. Times come twice: as
+ * ISO-8601 text for people and as epoch milliseconds for programs.
+ */
+final class ScheduleJson {
+
+  private ScheduleJson() {}
+
+  /** A schedule's status, as {@code GET /schedules/{id}} answers. */
+  static Map<String, Object> view(ScheduleView view) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("id", view.id());
+    json.put("status", view.status().name().toLowerCase(Locale.ROOT));
+    view.nextDueMs().ifPresent(due -> time(json, "nextDueAt", due));
+    view.forgottenAtMs().ifPresent(at -> time(json, "forgottenAt", at));
+    view.task().ifPresent(task -> task(json, view.id(), task));
+    return json;
+  }
+
+  /** A task in the listing of {@code GET /schedules}. */
+  static Map<String, Object> pending(PendingTask pending) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("id", pending.id());
+    time(json, "dueAt", pending.dueMs());
+    task(json, pending.id(), pending.task());
+    return json;
+  }
+
+  private static void task(Map<String, Object> json, String id, StoredTask task) {
+    Schedule schedule = task.schedule();
+    json.put("target", target(id, schedule.target()));
+    json.put("occurrence", task.occurrence());
+    json.put("recurring", schedule.recurring());
+    if (schedule.timing() instanceof CronSpec cron) {
+      json.put("cron", cron(cron));
+    }
+    json.put("payloadBytes", schedule.payload() == null ? null : schedule.payload().length);
+    json.put("carriedHeaders", schedule.headers().size());
+  }
+
+  private static Map<String, Object> target(String id, Target target) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("topic", target.topic());
+    // Target keys arrive as header text, so they are UTF-8; absent means the schedule id.
+    json.put("key", target.key() == null ? id : new String(target.key(), StandardCharsets.UTF_8));
+    json.put("partition", target.partition().isPresent() ? target.partition().getAsInt() : null);
+    return json;
+  }
+
+  private static Map<String, Object> cron(CronSpec cron) {
+    Map<String, Object> json = new LinkedHashMap<>();
+    json.put("expression", cron.expression());
+    json.put("cronType", cron.flavor().wireName());
+    json.put("zone", cron.zone().getId());
+    if (cron.startAtMs() != CronSpec.NO_START) {
+      json.put("startAt", Instant.ofEpochMilli(cron.startAtMs()).toString());
+    }
+    if (cron.endAtMs() != CronSpec.NO_END) {
+      json.put("endAt", Instant.ofEpochMilli(cron.endAtMs()).toString());
+    }
+    if (cron.maxFires() != CronSpec.UNLIMITED) {
+      json.put("maxFires", cron.maxFires());
+    }
+    json.put("misfire", cron.misfire().wireName());
+    return json;
+  }
+
+  private static void time(Map<String, Object> json, String name, long epochMs) {
+    json.put(name, Instant.ofEpochMilli(epochMs).toString());
+    json.put(name + "Ms", epochMs);
+  }
+}

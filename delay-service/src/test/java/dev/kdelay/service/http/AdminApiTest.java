@@ -1,0 +1,246 @@
+package dev.kdelay.service.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import com.fasterxml.jackson.databind.JsonNode;
+import dev.kdelay.client.DelayClient;
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.RestoreProgress;
+import dev.kdelay.service.ServiceMetrics;
+import dev.kdelay.topology.TargetTopic;
+import dev.kdelay.topology.TargetTopics;
+import java.net.URI;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.ZoneOffset;
+import java.util.Optional;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.KafkaStreams.State;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+/** The routes that need no Kafka Streams: metrics, health, and writes through the client SDK. */
+class AdminApiTest {
+
+  private static final Instant NOW = Instant.parse("2026-03-01T12:00:00Z");
+
+  private final MockProducer<byte[], byte[]> producer =
+      new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+  private final ServiceMetrics metrics =
+      new ServiceMetrics(Clock.fixed(NOW, ZoneOffset.UTC), () -> 0);
+  private final AdminApi api =
+      new AdminApi(
+          metrics,
+          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
+          null,
+          new DelayClient(producer, "delay-requests"),
+          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
+          Clock.fixed(NOW, ZoneOffset.UTC),
+          Duration.ofSeconds(5));
+
+  private final AdminApi checkingTargets =
+      new AdminApi(
+          metrics,
+          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
+          null,
+          new DelayClient(producer, "delay-requests"),
+          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
+          Clock.fixed(NOW, ZoneOffset.UTC),
+          Duration.ofSeconds(5),
+          new TargetTopicCheck(
+              topic ->
+                  topic.startsWith("__")
+                      ? Optional.of("'" + topic + "' is a Kafka-internal topic")
+                      : Optional.empty(),
+              new TargetTopics() {
+                @Override
+                public TargetTopic lookUp(String topic) {
+                  return topic.equals("missing") ? TargetTopic.ABSENT : TargetTopic.UNKNOWN;
+                }
+
+                @Override
+                public TargetTopic cached(String topic) {
+                  return lookUp(topic);
+                }
+              }));
+
+  @AfterEach
+  void close() {
+    metrics.close();
+  }
+
+  @Test
+  void shouldAnswer422AndWriteNothingWhenTheTargetTopicIsMissingOrRefused() throws Exception {
+    for (String[] topicAndCode :
+        new String[][] {
+          {"missing", "UNKNOWN_TOPIC"}, {"__consumer_offsets", "TARGET_NOT_ALLOWED"}
+        }) {
+      ApiResponse response =
+          checkingTargets.handle(
+              ApiRequest.of(
+                  "POST",
+                  URI.create("/schedules"),
+                  ("{\"id\":\"a\",\"after\":\"1s\",\"targetTopic\":\""
+                          + topicAndCode[0]
+                          + "\",\"payload\":\"x\"}")
+                      .getBytes(StandardCharsets.UTF_8),
+                  false));
+
+      assertThat(response.status()).isEqualTo(422);
+      assertThat(ApiResponse.MAPPER.readTree(response.body()).path("error").asText())
+          .isEqualTo(topicAndCode[1]);
+    }
+    assertThat(producer.history()).isEmpty();
+  }
+
+  @Test
+  void shouldServeMetricsInPrometheusTextFormat() {
+    ApiResponse response = call("GET", "/metrics", "");
+    assertThat(response.status()).isEqualTo(200);
+    assertThat(response.contentType()).startsWith("text/plain; version=0.0.4");
+    assertThat(response.bodyText()).contains("# TYPE kdelay_tasks_fired_total counter");
+  }
+
+  @Test
+  void shouldServeHealth() {
+    assertThat(call("GET", "/health/live", "").status()).isEqualTo(200);
+    assertThat(call("GET", "/health/ready", "").bodyText()).contains("\"UP\"");
+  }
+
+  @Test
+  void shouldWriteAScheduleRequestWithTheSdkWhenPostedAsJson() throws Exception {
+    // when
+    ApiResponse response =
+        call(
+            "POST",
+            "/schedules",
+            "{\"id\":\"order-42\",\"targetTopic\":\"orders\",\"after\":\"PT15M\","
+                + "\"payload\":\"expire\",\"headers\":{\"traceparent\":\"00-abc\"}}");
+
+    // then
+    assertThat(response.status()).isEqualTo(202);
+    JsonNode body = json(response);
+    assertThat(body.path("id").asText()).isEqualTo("order-42");
+    assertThat(body.path("action").asText()).isEqualTo("schedule");
+    assertThat(body.path("requestsTopic").asText()).isEqualTo("delay-requests");
+    ProducerRecord<byte[], byte[]> request = producer.history().get(0);
+    assertThat(text(request.key())).isEqualTo("order-42");
+    assertThat(text(request.value())).isEqualTo("expire");
+    assertThat(header(request, DelayHeaders.TARGET_TOPIC)).isEqualTo("orders");
+    assertThat(header(request, DelayHeaders.AFTER)).isEqualTo("900000");
+    assertThat(header(request, "traceparent")).isEqualTo("00-abc");
+  }
+
+  @Test
+  void shouldAnswerABadScheduleWith400AndWriteNothing() throws Exception {
+    ApiResponse response =
+        call("POST", "/schedules", "{\"id\":\"a\",\"targetTopic\":\"t\",\"payload\":\"x\"}");
+    assertThat(response.status()).isEqualTo(400);
+    assertThat(response.contentType()).isEqualTo(ApiResponse.JSON);
+    assertThat(json(response).path("error").asText()).isEqualTo("MISSING_TIME");
+    assertThat(producer.history()).isEmpty();
+  }
+
+  @Test
+  void shouldWriteCancelPauseAndResumeRequestsForTheIdInThePath() {
+    // when
+    int cancel = call("DELETE", "/schedules/" + ScheduleQueries.pathSegment("a/b"), "").status();
+    int pause = call("POST", "/schedules/nightly/pause", "").status();
+    int resume = call("POST", "/schedules/nightly/resume", "").status();
+
+    // then
+    assertThat(cancel).isEqualTo(202);
+    assertThat(pause).isEqualTo(202);
+    assertThat(resume).isEqualTo(202);
+    assertThat(producer.history())
+        .extracting(r -> text(r.key()) + ":" + header(r, DelayHeaders.ACTION))
+        .containsExactly("a/b:cancel", "nightly:pause", "nightly:resume");
+    assertThat(producer.history()).allSatisfy(r -> assertThat(r.value()).isNull());
+  }
+
+  @Test
+  void shouldAnswer400WhenThePathIdIsLongerThanTheLimit() throws Exception {
+    ApiResponse response = call("DELETE", "/schedules/" + "x".repeat(17), "");
+    assertThat(response.status()).isEqualTo(400);
+    assertThat(json(response).path("error").asText()).isEqualTo("BAD_ID");
+    assertThat(producer.history()).isEmpty();
+  }
+
+  @Test
+  void shouldAnswer503WhenKafkaDoesNotAcknowledge() throws Exception {
+    // given
+    producer.sendException = new org.apache.kafka.common.errors.TimeoutException("no broker");
+
+    // when
+    ApiResponse response = call("DELETE", "/schedules/a", "");
+
+    // then
+    assertThat(response.status()).isEqualTo(503);
+    assertThat(json(response).path("message").asText()).contains("no broker");
+  }
+
+  @Test
+  void shouldAnswer404ForAnUnknownRouteAnd405ForAWrongMethod() throws Exception {
+    ApiResponse unknown = call("GET", "/nothing/here", "");
+    ApiResponse wrongMethod = call("PUT", "/schedules/a", "");
+
+    assertThat(unknown.status()).isEqualTo(404);
+    assertThat(json(unknown).path("error").asText()).isEqualTo("NOT_FOUND");
+    assertThat(wrongMethod.status()).isEqualTo(405);
+    assertThat(wrongMethod.headers().get("Allow")).contains("GET", "DELETE");
+    assertThat(call("GET", "/schedules/a/pause", "").status()).isEqualTo(405);
+  }
+
+  @Test
+  void shouldAskPeersOnlyForReadsOfSchedulesThatWereNotForwardedAlready() {
+    assertThat(api.asksPeers(request("GET", "/schedules/a", false))).isTrue();
+    assertThat(api.asksPeers(request("GET", "/schedules?limit=5", false))).isTrue();
+
+    // A forwarded request is answered from this instance's stores: never forwarded again.
+    assertThat(api.asksPeers(request("GET", "/schedules/a", true))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/schedules?limit=5", true))).isFalse();
+    assertThat(api.asksPeers(request("POST", "/schedules", false))).isFalse();
+    assertThat(api.asksPeers(request("DELETE", "/schedules/a", false))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/health/ready", false))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/", false))).isFalse();
+  }
+
+  @Test
+  void shouldAnswerHealthAndMetricsAtOnceAndNothingElse() {
+    assertThat(api.answersAtOnce(request("GET", "/health/live", false))).isTrue();
+    assertThat(api.answersAtOnce(request("GET", "/health/ready", false))).isTrue();
+    assertThat(api.answersAtOnce(request("GET", "/metrics", false))).isTrue();
+
+    assertThat(api.answersAtOnce(request("POST", "/metrics", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/health", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/schedules/a", true))).isFalse();
+    assertThat(api.answersAtOnce(request("DELETE", "/schedules/a", false))).isFalse();
+  }
+
+  private static ApiRequest request(String method, String path, boolean forwarded) {
+    return ApiRequest.of(method, URI.create(path), new byte[0], forwarded);
+  }
+
+  private ApiResponse call(String method, String path, String body) {
+    return api.handle(
+        ApiRequest.of(method, URI.create(path), body.getBytes(StandardCharsets.UTF_8), false));
+  }
+
+  private static JsonNode json(ApiResponse response) throws Exception {
+    return ApiResponse.MAPPER.readTree(response.body());
+  }
+
+  private static String header(ProducerRecord<byte[], byte[]> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : text(header.value());
+  }
+
+  private static String text(byte[] bytes) {
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+}

@@ -1,0 +1,170 @@
+package dev.kdelay.service.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import com.sun.net.httpserver.Headers;
+import dev.kdelay.topology.DelayConfig;
+import java.net.InetAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.common.config.ConfigException;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Who may do what: the decisions, without a server. */
+class HttpAccessTest {
+
+  private static final List<String> SCHEDULES = List.of("schedules");
+  private static final List<String> PAUSE = List.of("schedules", "a", "pause");
+
+  private final HttpAccess withTokens =
+      new HttpAccess(
+          AccessTokens.parse(List.of("read r", "write w"), "tokens"),
+          false,
+          Set.of("https://console.example"));
+
+  @Test
+  void shouldBindLoopbackWhenNoAddressIsConfigured() throws Exception {
+    DelayConfig config = config(Map.of());
+
+    assertThat(HttpAccess.bindAddress(config).isLoopbackAddress()).isTrue();
+    assertThat(HttpAccess.from(config, HttpAccess.bindAddress(config)).peerToken()).isEmpty();
+  }
+
+  @Test
+  void shouldRefuseToStartWhenBoundBeyondLoopbackWithoutTokens() {
+    DelayConfig config = config(Map.of(DelayConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0"));
+
+    assertThatThrownBy(() -> HttpAccess.from(config, HttpAccess.bindAddress(config)))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("delay.http.bind.address=0.0.0.0")
+        .hasMessageContaining("delay.http.auth.tokens.file")
+        .hasMessageContaining("delay.http.auth.required=false");
+  }
+
+  @Test
+  void shouldStartBeyondLoopbackWhenAuthIsExplicitlyNotRequiredOrTokensAreSet(@TempDir Path dir)
+      throws Exception {
+    Path tokens = Files.writeString(dir.resolve("tokens"), "write w\n");
+    DelayConfig open =
+        config(
+            Map.of(
+                DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+                "0.0.0.0",
+                DelayConfig.HTTP_AUTH_REQUIRED_CONFIG,
+                "false"));
+    DelayConfig closed =
+        config(
+            Map.of(
+                DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+                "0.0.0.0",
+                DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+                tokens.toString()));
+
+    assertThat(HttpAccess.from(open, InetAddress.getByName("0.0.0.0")).peerToken()).isEmpty();
+    assertThat(HttpAccess.from(closed, InetAddress.getByName("0.0.0.0")).peerToken()).contains("w");
+  }
+
+  @Test
+  void shouldAnswer401WithAChallengeWhenTheTokenIsMissingOrUnknown() {
+    for (Headers headers : List.of(headers(), headers("Authorization", "Bearer nope"))) {
+      ApiResponse refused = withTokens.refusal("GET", SCHEDULES, headers).orElseThrow();
+
+      assertThat(refused.status()).isEqualTo(401);
+      assertThat(refused.headers()).containsEntry("WWW-Authenticate", "Bearer realm=\"kdelay\"");
+    }
+  }
+
+  @Test
+  void shouldAnswer403WhenAReadTokenChangesState() {
+    Headers read = headers("Authorization", "Bearer r", "Content-Type", "application/json");
+
+    assertThat(withTokens.refusal("GET", SCHEDULES, read)).isEmpty();
+    assertThat(withTokens.refusal("POST", SCHEDULES, read).orElseThrow().status()).isEqualTo(403);
+    assertThat(withTokens.refusal("DELETE", List.of("schedules", "a"), read).orElseThrow().status())
+        .isEqualTo(403);
+  }
+
+  @Test
+  void shouldLeaveHealthAndMetricsOpenWhenTokensAreSetUnlessMetricsAreClosed() {
+    HttpAccess metricsClosed =
+        new HttpAccess(AccessTokens.parse(List.of("write w"), "t"), true, Set.of());
+
+    assertThat(withTokens.refusal("GET", List.of("health", "live"), headers())).isEmpty();
+    assertThat(withTokens.refusal("GET", List.of("metrics"), headers())).isEmpty();
+    assertThat(metricsClosed.refusal("GET", List.of("health", "ready"), headers())).isEmpty();
+    assertThat(metricsClosed.refusal("GET", List.of("metrics"), headers()).orElseThrow().status())
+        .isEqualTo(401);
+  }
+
+  @Test
+  void shouldAnswer415WhenAChangeIsNotJsonEvenWithoutABody() {
+    for (HttpAccess access : List.of(HttpAccess.OPEN, withTokens)) {
+      Headers plain = headers("Authorization", "Bearer w", "Content-Type", "text/plain");
+      Headers none = headers("Authorization", "Bearer w");
+
+      assertThat(access.refusal("POST", SCHEDULES, plain).orElseThrow().status()).isEqualTo(415);
+      assertThat(access.refusal("POST", PAUSE, none).orElseThrow().status()).isEqualTo(415);
+    }
+    Headers json = headers("Content-Type", "Application/JSON; charset=utf-8");
+    assertThat(HttpAccess.OPEN.refusal("POST", PAUSE, json)).isEmpty();
+  }
+
+  @Test
+  void shouldAnswer403WhenAChangeComesFromAnOriginNotAllowed() {
+    Headers evil =
+        headers(
+            "Authorization",
+            "Bearer w",
+            "Content-Type",
+            "application/json",
+            "Origin",
+            "https://evil.example");
+    Headers console =
+        headers(
+            "Authorization",
+            "Bearer w",
+            "Content-Type",
+            "application/json",
+            "Origin",
+            "https://console.example");
+
+    assertThat(HttpAccess.OPEN.refusal("POST", SCHEDULES, evil).orElseThrow().status())
+        .isEqualTo(403);
+    assertThat(withTokens.refusal("POST", SCHEDULES, evil).orElseThrow().bodyText())
+        .contains("ORIGIN_NOT_ALLOWED");
+    assertThat(withTokens.refusal("POST", SCHEDULES, console)).isEmpty();
+    // A read from any origin is fine: it changes nothing.
+    assertThat(HttpAccess.OPEN.refusal("GET", SCHEDULES, evil)).isEmpty();
+  }
+
+  @Test
+  void shouldIgnoreTheForwardedMarkerWhenTheCallerHasNoValidToken() {
+    Headers anonymous = headers(ApiRequest.FORWARDED_HEADER, "true");
+    Headers peer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer w");
+
+    assertThat(withTokens.forwarded(anonymous)).isFalse();
+    assertThat(withTokens.forwarded(peer)).isTrue();
+    assertThat(HttpAccess.OPEN.forwarded(anonymous)).isTrue();
+    assertThat(HttpAccess.OPEN.forwarded(headers())).isFalse();
+  }
+
+  private static Headers headers(String... namesAndValues) {
+    Headers headers = new Headers();
+    for (int i = 0; i < namesAndValues.length; i += 2) {
+      headers.add(namesAndValues[i], namesAndValues[i + 1]);
+    }
+    return headers;
+  }
+
+  private static DelayConfig config(Map<String, Object> more) {
+    Map<String, Object> props = new HashMap<>(more);
+    props.putIfAbsent(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092");
+    return new DelayConfig(props);
+  }
+}

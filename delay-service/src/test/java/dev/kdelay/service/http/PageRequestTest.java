@@ -1,0 +1,64 @@
+package dev.kdelay.service.http;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.net.URI;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+
+class PageRequestTest {
+
+  @Test
+  void shouldUseDefaultsWhenNoParameterIsGiven() {
+    PageRequest page = PageRequest.from(Map.of());
+    assertThat(page).isEqualTo(new PageRequest(0, null, Long.MAX_VALUE, 100));
+  }
+
+  @Test
+  void shouldContinueAfterTheCursorWhenTheIdHoldsAnyCharacter() {
+    // given
+    String cursor = PageRequest.cursorAfter(1_234, "order/42 ü+&=");
+
+    // when
+    PageRequest page =
+        PageRequest.from(
+            Map.of("after", cursor, "limit", "5", "dueBefore", "2026-03-01T12:00:00Z"));
+
+    // then
+    assertThat(page.afterDueMs()).isEqualTo(1_234);
+    assertThat(page.afterId()).isEqualTo("order/42 ü+&=");
+    assertThat(page.limit()).isEqualTo(5);
+    assertThat(page.dueBeforeMs()).isEqualTo(1772366400000L);
+  }
+
+  @Test
+  void shouldForwardTheSamePageWhenAskingAnotherInstance() {
+    // given
+    PageRequest page = new PageRequest(99, "a b/c", 5_000, 7);
+
+    // when: the query string another instance receives, decoded as it decodes it
+    ApiRequest forwarded =
+        ApiRequest.of("GET", URI.create("/schedules?" + page.toQuery()), new byte[0], true);
+
+    // then
+    assertThat(PageRequest.from(forwarded.query())).isEqualTo(page);
+  }
+
+  @Test
+  void shouldRejectMalformedParameters() {
+    assertCode(Map.of("limit", "0"), "BAD_REQUEST");
+    assertCode(Map.of("limit", "1001"), "BAD_REQUEST");
+    assertCode(Map.of("limit", "ten"), "BAD_REQUEST");
+    assertCode(Map.of("dueBefore", "soon"), "BAD_TIME");
+    assertCode(Map.of("after", "12"), "BAD_CURSOR");
+    assertCode(Map.of("after", "x.YQ"), "BAD_CURSOR");
+    assertCode(Map.of("offset", "10"), "BAD_REQUEST");
+  }
+
+  private static void assertCode(Map<String, String> query, String code) {
+    assertThatThrownBy(() -> PageRequest.from(query))
+        .as(query.toString())
+        .isInstanceOfSatisfying(ApiException.class, e -> assertThat(e.code()).isEqualTo(code));
+  }
+}
