@@ -199,7 +199,7 @@ public final class RetryFixture implements AutoCloseable {
   }
 
   /** The offsets a consumer group committed. */
-  public Map<TopicPartition, OffsetAndMetadata> committedOffsets(String group) throws Exception {
+  public Map<TopicPartition, OffsetAndMetadata> committedOffsets(String group) {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
       return committedOffsets(admin, group);
     }
