@@ -132,8 +132,8 @@ public final class RetryHandler {
    *
    * @param record the record that failed
    * @param exception what its processing threw
-   * @return a future of what was done, complete when the broker acknowledged the send (for a
-   *     transactional producer, when the transaction commits)
+   * @return a future of what was done, complete when the broker acknowledged the send (with a
+   *     transactional producer: written, and visible once the caller's transaction commits)
    * @throws NullPointerException if an argument is null
    * @throws org.apache.kafka.common.errors.SerializationException if a key or value serializer
    *     fails
@@ -184,6 +184,8 @@ public final class RetryHandler {
    */
   public RetryOutcome handleInTransaction(
       ConsumerRecord<?, ?> record, Throwable exception, ConsumerGroupMetadata group) {
+    requireNonNull(record, "record cannot be null");
+    requireNonNull(exception, "exception cannot be null");
     requireNonNull(group, "group cannot be null");
     producer.beginTransaction();
     try {
