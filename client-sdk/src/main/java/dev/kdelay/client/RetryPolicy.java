@@ -299,7 +299,9 @@ public final class RetryPolicy {
      */
     @SafeVarargs
     public final Builder retryable(Class<? extends Throwable>... types) {
-      retryable.addAll(List.of(types));
+      for (Class<? extends Throwable> type : types) {
+        retryable.add(requireNonNull(type, "an exception class cannot be null"));
+      }
       return this;
     }
 
@@ -314,7 +316,9 @@ public final class RetryPolicy {
      */
     @SafeVarargs
     public final Builder notRetryable(Class<? extends Throwable>... types) {
-      notRetryable.addAll(List.of(types));
+      for (Class<? extends Throwable> type : types) {
+        notRetryable.add(requireNonNull(type, "an exception class cannot be null"));
+      }
       return this;
     }
 
