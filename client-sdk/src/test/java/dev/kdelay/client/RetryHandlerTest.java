@@ -15,6 +15,7 @@ import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.clients.consumer.ConsumerGroupMetadata;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.MockConsumer;
 import org.apache.kafka.clients.consumer.OffsetAndMetadata;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -30,6 +31,10 @@ import org.junit.jupiter.api.Test;
 class RetryHandlerTest {
 
   private static final Instant NOW = Instant.parse("2026-03-01T09:00:00.100Z");
+
+  /** A consumer's group metadata, from the mock: its constructors are deprecated for removal. */
+  private static final ConsumerGroupMetadata GROUP =
+      new MockConsumer<byte[], byte[]>("earliest").groupMetadata();
 
   private final MockProducer<byte[], byte[]> producer =
       new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
@@ -252,16 +257,16 @@ class RetryHandlerTest {
 
     RetryOutcome outcome =
         handler.handleInTransaction(
-            record("orders", 2, 17, "k", headers()),
-            new IllegalStateException(),
-            new ConsumerGroupMetadata("billing"));
+            record("orders", 2, 17, "k", headers()), new IllegalStateException(), GROUP);
 
     assertThat(outcome).isInstanceOf(Retried.class);
     assertThat(producer.transactionCommitted()).isTrue();
     assertThat(producer.history()).hasSize(1);
     assertThat(producer.consumerGroupOffsetsHistory())
         .containsExactly(
-            Map.of("billing", Map.of(new TopicPartition("orders", 2), new OffsetAndMetadata(18))));
+            Map.of(
+                GROUP.groupId(),
+                Map.of(new TopicPartition("orders", 2), new OffsetAndMetadata(18))));
   }
 
   @Test
@@ -275,9 +280,7 @@ class RetryHandlerTest {
     failing.sendException = new org.apache.kafka.common.errors.TimeoutException("no broker");
 
     assertThatThrownBy(
-            () ->
-                transactional.handleInTransaction(
-                    record, new IllegalStateException(), new ConsumerGroupMetadata("billing")))
+            () -> transactional.handleInTransaction(record, new IllegalStateException(), GROUP))
         .hasRootCauseInstanceOf(org.apache.kafka.common.errors.TimeoutException.class);
     assertThat(failing.transactionAborted()).isTrue();
     assertThat(failing.transactionCommitted()).isFalse();
