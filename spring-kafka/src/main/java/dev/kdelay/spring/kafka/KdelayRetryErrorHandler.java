@@ -28,7 +28,7 @@ import org.springframework.kafka.listener.MessageListenerContainer;
  *       RetryHandler.builder(bytes.createProducer(), "payments")
  *           .policy(RetryPolicy.builder().maxAttempts(5).initialDelay(Duration.ofSeconds(2)).build())
  *           .deadLetterTopic("payments.dlt")
- *           .valueSerializer(new JsonSerializer<>())   // matches the listener's deserializer
+ *           .valueSerializer(new JacksonJsonSerializer<>())   // matches the listener's deserializer
  *           .build();
  *   return new KdelayRetryErrorHandler(retries);
  * }
