@@ -7,7 +7,6 @@ import dev.kdelay.service.cli.IdCommand;
 import dev.kdelay.service.cli.ScheduleCommand;
 import dev.kdelay.service.cli.UsageException;
 import dev.kdelay.service.cli.WatchCommand;
-import dev.kdelay.topology.DelayConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -144,8 +143,7 @@ public final class Main {
 
   private int run(CommandLine line) {
     line.requireNoPositionals();
-    DelayConfig config =
-        ServiceConfiguration.load(line.option("--config").map(Path::of), environment);
+    ServiceConfig config = ConfigSources.load(line.option("--config").map(Path::of), environment);
     DelayService service = new DelayService(config);
     // SIGTERM and ctrl-C, also while starting: commit, leave the group, stop within a bound.
     Runtime.getRuntime().addShutdownHook(new Thread(service::close, "kdelay-shutdown"));

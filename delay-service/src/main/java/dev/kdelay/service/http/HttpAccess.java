@@ -1,8 +1,7 @@
 package dev.kdelay.service.http;
 
-import com.sun.net.httpserver.Headers;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.service.http.AccessTokens.Role;
-import dev.kdelay.topology.DelayConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
@@ -30,6 +29,12 @@ import org.apache.kafka.common.config.ConfigException;
  */
 public final class HttpAccess {
 
+  /** A request's headers, by name, case-insensitive: the first value, or null if absent. */
+  @FunctionalInterface
+  public interface Headers {
+    String first(String name);
+  }
+
   /** The realm named in {@code WWW-Authenticate}. */
   static final String REALM = "kdelay";
 
@@ -54,21 +59,21 @@ public final class HttpAccess {
    * @throws ConfigException if the tokens file cannot be read or parsed, or if the endpoint would
    *     listen beyond loopback without tokens and {@code delay.http.auth.required} is true
    */
-  public static HttpAccess from(DelayConfig config, InetAddress bindAddress) {
+  public static HttpAccess from(ServiceConfig config, InetAddress bindAddress) {
     AccessTokens tokens =
         config.httpAuthTokensFile().isBlank()
             ? AccessTokens.NONE
             : AccessTokens.read(Path.of(config.httpAuthTokensFile()));
     if (!tokens.configured() && !bindAddress.isLoopbackAddress() && config.httpAuthRequired()) {
       throw new ConfigException(
-          DelayConfig.HTTP_BIND_ADDRESS_CONFIG
+          ServiceConfig.HTTP_BIND_ADDRESS_CONFIG
               + "="
               + config.httpBindAddress()
               + " is not a loopback address, and no tokens are configured: anyone who reaches"
               + " the port could schedule and cancel. Set "
-              + DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG
+              + ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG
               + " (DELAY_HTTP_AUTH_TOKENS_FILE), or set "
-              + DelayConfig.HTTP_AUTH_REQUIRED_CONFIG
+              + ServiceConfig.HTTP_AUTH_REQUIRED_CONFIG
               + "=false (DELAY_HTTP_AUTH_REQUIRED) if something in front of kdelay"
               + " authenticates callers.");
     }
@@ -81,12 +86,12 @@ public final class HttpAccess {
    *
    * @throws ConfigException if it cannot be resolved
    */
-  public static InetAddress bindAddress(DelayConfig config) {
+  public static InetAddress bindAddress(ServiceConfig config) {
     try {
       return InetAddress.getByName(config.httpBindAddress());
     } catch (UnknownHostException e) {
       throw new ConfigException(
-          DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+          ServiceConfig.HTTP_BIND_ADDRESS_CONFIG,
           config.httpBindAddress(),
           "is not an address of this machine: " + e.getMessage());
     }
@@ -122,7 +127,7 @@ public final class HttpAccess {
   }
 
   private Optional<ApiResponse> crossSiteRefusal(String method, Headers headers) {
-    String origin = headers.getFirst("Origin");
+    String origin = headers.first("Origin");
     if (origin != null && !allowedOrigins.contains(origin)) {
       return Optional.of(
           ApiResponse.error(
@@ -131,9 +136,9 @@ public final class HttpAccess {
               "requests from origin '"
                   + origin
                   + "' may not change state; allowed origins are set with "
-                  + DelayConfig.HTTP_ALLOWED_ORIGINS_CONFIG));
+                  + ServiceConfig.HTTP_ALLOWED_ORIGINS_CONFIG));
     }
-    if (!isJson(headers.getFirst("Content-Type"))) {
+    if (!isJson(headers.first("Content-Type"))) {
       return Optional.of(
           ApiResponse.error(
               415,
@@ -167,12 +172,12 @@ public final class HttpAccess {
    * with a valid token.
    */
   boolean forwarded(Headers headers) {
-    return headers.containsKey(ApiRequest.FORWARDED_HEADER)
+    return headers.first(ApiRequest.FORWARDED_HEADER) != null
         && (!tokens.configured() || role(headers).isPresent());
   }
 
   private Optional<Role> role(Headers headers) {
-    String authorization = headers.getFirst("Authorization");
+    String authorization = headers.first("Authorization");
     if (authorization == null
         || !authorization.regionMatches(true, 0, "Bearer ", 0, "Bearer ".length())) {
       return Optional.empty();

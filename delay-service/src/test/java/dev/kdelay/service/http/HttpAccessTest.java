@@ -3,7 +3,8 @@ package dev.kdelay.service.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.sun.net.httpserver.Headers;
+import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.http.HttpAccess.Headers;
 import dev.kdelay.topology.DelayConfig;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -12,6 +13,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -30,7 +32,7 @@ class HttpAccessTest {
 
   @Test
   void shouldBindLoopbackWhenNoAddressIsConfigured() throws Exception {
-    DelayConfig config = config(Map.of());
+    ServiceConfig config = config(Map.of());
 
     assertThat(HttpAccess.bindAddress(config).isLoopbackAddress()).isTrue();
     assertThat(HttpAccess.from(config, HttpAccess.bindAddress(config)).peerToken()).isEmpty();
@@ -38,7 +40,7 @@ class HttpAccessTest {
 
   @Test
   void shouldRefuseToStartWhenBoundBeyondLoopbackWithoutTokens() {
-    DelayConfig config = config(Map.of(DelayConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0"));
+    ServiceConfig config = config(Map.of(ServiceConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0"));
 
     assertThatThrownBy(() -> HttpAccess.from(config, HttpAccess.bindAddress(config)))
         .isInstanceOf(ConfigException.class)
@@ -51,19 +53,19 @@ class HttpAccessTest {
   void shouldStartBeyondLoopbackWhenAuthIsExplicitlyNotRequiredOrTokensAreSet(@TempDir Path dir)
       throws Exception {
     Path tokens = Files.writeString(dir.resolve("tokens"), "write w\n");
-    DelayConfig open =
+    ServiceConfig open =
         config(
             Map.of(
-                DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+                ServiceConfig.HTTP_BIND_ADDRESS_CONFIG,
                 "0.0.0.0",
-                DelayConfig.HTTP_AUTH_REQUIRED_CONFIG,
+                ServiceConfig.HTTP_AUTH_REQUIRED_CONFIG,
                 "false"));
-    DelayConfig closed =
+    ServiceConfig closed =
         config(
             Map.of(
-                DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+                ServiceConfig.HTTP_BIND_ADDRESS_CONFIG,
                 "0.0.0.0",
-                DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+                ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
                 tokens.toString()));
 
     assertThat(HttpAccess.from(open, InetAddress.getByName("0.0.0.0")).peerToken()).isEmpty();
@@ -154,17 +156,18 @@ class HttpAccessTest {
     assertThat(HttpAccess.OPEN.forwarded(headers())).isFalse();
   }
 
+  /** Headers as Jetty gives them: looked up by name whatever its case, the first value. */
   private static Headers headers(String... namesAndValues) {
-    Headers headers = new Headers();
+    Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     for (int i = 0; i < namesAndValues.length; i += 2) {
-      headers.add(namesAndValues[i], namesAndValues[i + 1]);
+      headers.putIfAbsent(namesAndValues[i], namesAndValues[i + 1]);
     }
-    return headers;
+    return headers::get;
   }
 
-  private static DelayConfig config(Map<String, Object> more) {
+  private static ServiceConfig config(Map<String, Object> more) {
     Map<String, Object> props = new HashMap<>(more);
     props.putIfAbsent(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092");
-    return new DelayConfig(props);
+    return new ServiceConfig(props);
   }
 }
