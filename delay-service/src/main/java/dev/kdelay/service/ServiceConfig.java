@@ -97,6 +97,13 @@ public final class ServiceConfig extends AbstractConfig {
           + " another starting at the same moment) and in the brokers' metadata with a leader for"
           + " every partition. Transient errors are retried until then.";
 
+  public static final String HTTP_ALLOWED_HOSTS_CONFIG = "delay.http.allowed.hosts";
+  private static final String HTTP_ALLOWED_HOSTS_DOC =
+      "Host names, besides localhost and the advertised host, that requests may be addressed to"
+          + " (their Host header) when no tokens are configured. Requests addressed to any other"
+          + " name are refused (403), so that a web page of a site whose name resolves to this"
+          + " machine (DNS rebinding) cannot use the API; an address is always accepted.";
+
   public static final String HTTP_READ_TIMEOUT_CONFIG = "delay.http.read.timeout.ms";
   private static final String HTTP_READ_TIMEOUT_DOC =
       "The longest an HTTP client may take to send a request's line and headers, and then its"
@@ -205,6 +212,8 @@ public final class ServiceConfig extends AbstractConfig {
               atLeast(1),
               Importance.LOW,
               TOPIC_READY_TIMEOUT_DOC)
+          .define(
+              HTTP_ALLOWED_HOSTS_CONFIG, Type.LIST, "", Importance.MEDIUM, HTTP_ALLOWED_HOSTS_DOC)
           .define(
               HTTP_READ_TIMEOUT_CONFIG,
               Type.LONG,
@@ -336,6 +345,11 @@ public final class ServiceConfig extends AbstractConfig {
   /** How long a start waits for its topics to be created and to have leaders. */
   public Duration topicReadyTimeout() {
     return Duration.ofMillis(getLong(TOPIC_READY_TIMEOUT_CONFIG));
+  }
+
+  /** Host names requests may be addressed to when no tokens are configured. */
+  public List<String> httpAllowedHosts() {
+    return getList(HTTP_ALLOWED_HOSTS_CONFIG);
   }
 
   /** How long a client may take to send a request's head, and then its body. */

@@ -21,6 +21,8 @@ import org.junit.jupiter.api.io.TempDir;
 /** Who may do what: the decisions, without a server. */
 class HttpAccessTest {
 
+  private static final String JSON_TYPE = "application/json";
+
   private static final List<String> SCHEDULES = List.of("schedules");
   private static final List<String> PAUSE = List.of("schedules", "a", "pause");
 
@@ -143,6 +145,52 @@ class HttpAccessTest {
     assertThat(withTokens.refusal("POST", SCHEDULES, console)).isEmpty();
     // A read from any origin is fine: it changes nothing.
     assertThat(HttpAccess.OPEN.refusal("GET", SCHEDULES, evil)).isEmpty();
+  }
+
+  @Test
+  void shouldRefuseARequestAddressedToAForeignNameWhenNoTokensAreSet() {
+    // given: the Host a browser sends after a site's DNS name was pointed at 127.0.0.1
+    Headers rebound = headers("Host", "attacker.example:8080");
+    HttpAccess named =
+        new HttpAccess(AccessTokens.NONE, false, Set.of(), Set.of("kdelay.internal"), "http");
+
+    // then: refused on every route but health, reads included
+    ApiResponse refused = HttpAccess.OPEN.refusal("GET", SCHEDULES, rebound).orElseThrow();
+    assertThat(refused.status()).isEqualTo(403);
+    assertThat(refused.bodyText()).contains("HOST_NOT_ALLOWED", "attacker.example");
+    assertThat(HttpAccess.OPEN.refusal("GET", List.of("metrics"), rebound)).isPresent();
+    assertThat(HttpAccess.OPEN.refusal("GET", List.of("health", "live"), rebound)).isEmpty();
+    // and: addresses, localhost and configured names are served
+    for (String host :
+        List.of("127.0.0.1:8080", "10.1.2.3", "[::1]:8080", "localhost:8080", "LOCALHOST")) {
+      assertThat(HttpAccess.OPEN.refusal("GET", SCHEDULES, headers("Host", host)))
+          .as(host)
+          .isEmpty();
+    }
+    assertThat(named.refusal("GET", SCHEDULES, headers("Host", "KDELAY.internal:80"))).isEmpty();
+    // and: with tokens a foreign page has no token to send, so the name does not matter
+    assertThat(
+            withTokens.refusal(
+                "GET", SCHEDULES, headers("Host", "kdelay.example", "Authorization", "Bearer r")))
+        .isEmpty();
+  }
+
+  @Test
+  void shouldLetAPageOfTheEndpointsOwnOriginChangeState() {
+    // given: the console, served by the instance itself, posting to it
+    Headers own =
+        headers(
+            "Host", "127.0.0.1:8080", "Origin", "http://127.0.0.1:8080", "Content-Type", JSON_TYPE);
+    Headers otherPort =
+        headers(
+            "Host", "127.0.0.1:8080", "Origin", "http://127.0.0.1:9999", "Content-Type", JSON_TYPE);
+    HttpAccess https = new HttpAccess(AccessTokens.NONE, false, Set.of(), Set.of(), "https");
+
+    assertThat(HttpAccess.OPEN.refusal("POST", SCHEDULES, own)).isEmpty();
+    assertThat(HttpAccess.OPEN.refusal("POST", SCHEDULES, otherPort).orElseThrow().status())
+        .isEqualTo(403);
+    // an http page is not the origin of an https endpoint
+    assertThat(https.refusal("POST", SCHEDULES, own).orElseThrow().status()).isEqualTo(403);
   }
 
   @Test

@@ -310,13 +310,41 @@ class HttpEndpointTest {
       socket
           .getOutputStream()
           .write(
-              ("POST /local HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              ("POST /local HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
                       + "Content-Length: 10\r\n\r\n{}")
                   .getBytes(StandardCharsets.US_ASCII));
       String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
 
       // then
       assertThat(answer).startsWith("HTTP/1.1 408").contains("REQUEST_TIMEOUT");
+    }
+  }
+
+  @Test
+  void shouldRefuseAReadAddressedToAForeignNameAsAfterDnsRebinding() throws Exception {
+    // given: an endpoint without tokens, and a request as a browser sends it to a site whose
+    // name now resolves to 127.0.0.1
+    String url = start(new Holding(), HttpEndpoint.Capacity.DEFAULT);
+    int port = URI.create(url).getPort();
+
+    // when
+    String rebound = rawGet(port, "/local", "attacker.example:" + port);
+    String direct = rawGet(port, "/local", "127.0.0.1:" + port);
+
+    // then
+    assertThat(rebound).startsWith("HTTP/1.1 403").contains("HOST_NOT_ALLOWED");
+    assertThat(direct).startsWith("HTTP/1.1 200");
+  }
+
+  private static String rawGet(int port, String path, String host) throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      socket
+          .getOutputStream()
+          .write(
+              ("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
     }
   }
 
