@@ -3,7 +3,9 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
+import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.http.AdminApi;
+import dev.kdelay.service.http.DeadLetterRoutes;
 import dev.kdelay.service.http.Health;
 import dev.kdelay.service.http.HttpAccess;
 import dev.kdelay.service.http.HttpEndpoint;
@@ -320,6 +322,7 @@ public final class DelayService implements AutoCloseable {
         new Peers(
             HTTP_CALL_TIMEOUT, httpAccess.peerToken(), httpsKeys.map(HttpsKeys::clientContext));
     ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
+    TargetTopicCheck targets = new TargetTopicCheck(new TargetPolicy(ready), targetTopics);
     http.start(
         new AdminApi(
             metrics,
@@ -330,7 +333,19 @@ public final class DelayService implements AutoCloseable {
                 ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
             Clock.systemUTC(),
             HTTP_CALL_TIMEOUT,
-            new TargetTopicCheck(new TargetPolicy(ready), targetTopics)),
+            targets,
+            Optional.of(
+                new DeadLetterRoutes(
+                    new DeadLetterPages(
+                        DeadLetterPages.consumers(
+                            ClientProperties.of(
+                                ready, ready.bootstrapServers(), ClientProperties.Kind.CONSUMER)),
+                        ready.dlqTopic(),
+                        HTTP_CALL_TIMEOUT,
+                        Clock.systemUTC()),
+                    requestClient,
+                    targets,
+                    HTTP_CALL_TIMEOUT))),
         metrics.registry(),
         httpAccess);
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());

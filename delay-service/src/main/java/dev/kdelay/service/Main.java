@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import dev.kdelay.schemas.Action;
 import dev.kdelay.service.cli.ClientOptions;
 import dev.kdelay.service.cli.CommandLine;
+import dev.kdelay.service.cli.DeadLetterCommand;
 import dev.kdelay.service.cli.IdCommand;
 import dev.kdelay.service.cli.ScheduleCommand;
 import dev.kdelay.service.cli.UsageException;
@@ -48,8 +49,15 @@ public final class Main {
         watch [--from-beginning] TOPIC
             Print the records of TOPIC as a read_committed consumer sees them, with each fired
             record's id, idempotency key, due and fired times and lateness. Ctrl-C stops.
+        dlq list [--code CODE] [--id ID] [--limit N] [--after CURSOR]
+            List the dead-letter topic's records, oldest first, a page at a time.
+        dlq show PARTITION.OFFSET
+            Print one dead letter: its code, message, headers and payload.
+        dlq replay PARTITION.OFFSET [--target TOPIC] [--at INSTANT | --after DURATION]
+            Submit a dead letter again, as it was or corrected. It keeps its original timestamp,
+            so it never overrides a newer request for the same id.
 
-      Options of schedule, cancel and watch:
+      Options of schedule, cancel, watch and dlq:
         --bootstrap-servers HOST:PORT  default: $DELAY_BOOTSTRAP_SERVERS, else 127.0.0.1:9092
         --requests-topic TOPIC         default: from the configuration, else delay-requests
         --config FILE                  the properties file run takes, for TLS/SASL settings
@@ -125,6 +133,10 @@ public final class Main {
           CommandLine line = CommandLine.parse(rest, WatchCommand.OPTIONS, WatchCommand.FLAGS);
           WatchCommand watch = WatchCommand.parse(line);
           yield watch.run(ClientOptions.from(line, environment), out);
+        }
+        case "dlq" -> {
+          DeadLetterCommand dlq = DeadLetterCommand.parse(rest);
+          yield dlq.run(ClientOptions.from(dlq.line(), environment), out);
         }
         default -> throw new UsageException("unknown command '" + command + "'");
       };
