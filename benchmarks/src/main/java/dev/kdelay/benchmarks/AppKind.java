@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.util.HashMap;
 import java.util.Map;
@@ -24,7 +25,7 @@ enum AppKind {
    * @param input the requests topic (kdelay) or the input topic (pass-through)
    * @param overrides settings the benchmark was told to use for both applications ({@code --set})
    */
-  static DelayConfig config(
+  static ServiceConfig config(
       String bootstrap,
       String applicationId,
       String stateDir,
@@ -36,9 +37,9 @@ enum AppKind {
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir);
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, input);
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, input + "-dlq");
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, Benchmark.PARTITIONS);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, Benchmark.PARTITIONS);
     props.putAll(overrides);
-    return new DelayConfig(props);
+    return new ServiceConfig(props);
   }
 }

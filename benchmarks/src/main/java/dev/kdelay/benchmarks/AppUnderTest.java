@@ -1,7 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import dev.kdelay.service.DelayService;
-import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.service.ServiceConfig;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
@@ -50,7 +50,7 @@ public final class AppUnderTest {
       String[] pair = args[i].split("=", 2);
       overrides.put(pair[0], pair[1]);
     }
-    DelayConfig config = AppKind.config(args[1], args[2], args[3], args[4], overrides);
+    ServiceConfig config = AppKind.config(args[1], args[2], args[3], args[4], overrides);
     long started = System.nanoTime();
     AutoCloseable instance =
         kind == AppKind.KDELAY ? startKdelay(config) : startPassThrough(config, args[4], args[5]);
@@ -60,7 +60,7 @@ public final class AppUnderTest {
     System.exit(0);
   }
 
-  private static AutoCloseable startKdelay(DelayConfig config) {
+  private static AutoCloseable startKdelay(ServiceConfig config) {
     DelayService service = new DelayService(config);
     service.start();
     Thread watchdog =
@@ -88,9 +88,10 @@ public final class AppUnderTest {
         .addSink("out", output, new ByteArraySerializer(), new ByteArraySerializer(), "in");
   }
 
-  private static AutoCloseable startPassThrough(DelayConfig config, String input, String output)
+  private static AutoCloseable startPassThrough(ServiceConfig config, String input, String output)
       throws InterruptedException {
-    KafkaStreams streams = new KafkaStreams(passThrough(input, output), config.streamsProperties());
+    KafkaStreams streams =
+        new KafkaStreams(passThrough(input, output), config.delay().streamsProperties());
     CountDownLatch running = new CountDownLatch(1);
     streams.setStateListener(
         (newState, oldState) -> {

@@ -206,7 +206,7 @@ final class Results {
   }
 
   private void configuration(Report report) {
-    DelayConfig config = AppKind.config("broker", "id", "dir", "requests", overrides);
+    DelayConfig config = AppKind.config("broker", "id", "dir", "requests", overrides).delay();
     Properties streams = config.streamsProperties();
     StringBuilder keys = new StringBuilder();
     for (String key : STREAMS_KEYS) {

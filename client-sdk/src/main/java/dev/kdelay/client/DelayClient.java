@@ -7,6 +7,7 @@ import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.schemas.Action;
 import dev.kdelay.schemas.DelayHeaders;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
@@ -226,6 +227,24 @@ public final class DelayClient implements AutoCloseable {
    */
   public CompletableFuture<RecordMetadata> resume(String id) {
     return send(control(id, Action.RESUME));
+  }
+
+  /**
+   * Submits a dead letter again, as it was or corrected: see {@link Replay} for what is sent.
+   *
+   * @param letter a record of kdelay's dead-letter topic
+   * @param replay as it was ({@link Replay#asIs()}) or with corrections
+   * @return the request record's metadata once acknowledged
+   * @throws IllegalArgumentException if the dead letter cannot be replayed, saying why
+   */
+  public CompletableFuture<RecordMetadata> replay(DeadLetter letter, Replay replay) {
+    return replay(letter, replay, Clock.systemUTC());
+  }
+
+  CompletableFuture<RecordMetadata> replay(DeadLetter letter, Replay replay, Clock clock) {
+    requireNonNull(letter, "letter cannot be null");
+    requireNonNull(replay, "replay cannot be null");
+    return send(replay.request(letter, requestsTopic, clock));
   }
 
   /**

@@ -1,6 +1,5 @@
 package dev.kdelay.service;
 
-import dev.kdelay.topology.DelayConfig;
 import java.util.Optional;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
@@ -10,7 +9,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Checks that an existing dead-letter topic keeps dead letters at least as long as {@value
- * DelayConfig#DLQ_RETENTION_CONFIG} says. kdelay sets {@code retention.ms} only on a dead-letter
+ * ServiceConfig#DLQ_RETENTION_CONFIG} says. kdelay sets {@code retention.ms} only on a dead-letter
  * topic it creates; one an operator made, or changed, stays as it is, and a shorter retention is
  * only a warning: the operator may mean it, and the service works either way.
  */
@@ -43,11 +42,11 @@ final class DeadLetterRetention {
                         + " retention.ms=%d, or lower %s\"",
                     topic,
                     retentionMs,
-                    DelayConfig.DLQ_RETENTION_CONFIG,
+                    ServiceConfig.DLQ_RETENTION_CONFIG,
                     configuredMs,
                     topic,
                     configuredMs,
-                    DelayConfig.DLQ_RETENTION_CONFIG));
+                    ServiceConfig.DLQ_RETENTION_CONFIG));
   }
 
   /**

@@ -3,10 +3,13 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
+import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.http.AdminApi;
+import dev.kdelay.service.http.DeadLetterRoutes;
 import dev.kdelay.service.http.Health;
 import dev.kdelay.service.http.HttpAccess;
 import dev.kdelay.service.http.HttpEndpoint;
+import dev.kdelay.service.http.HttpsKeys;
 import dev.kdelay.service.http.Peers;
 import dev.kdelay.service.http.ScheduleBody;
 import dev.kdelay.service.http.ScheduleQueries;
@@ -68,7 +71,7 @@ public final class DelayService implements AutoCloseable {
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
   private static final Duration HTTP_CALL_TIMEOUT = Duration.ofSeconds(10);
 
-  private final DelayConfig configured;
+  private final ServiceConfig configured;
   private final EmbeddedKafka.Listeners listeners;
   private final RestoreProgress restoreProgress = new RestoreProgress();
   private final ServiceMetrics metrics =
@@ -86,8 +89,9 @@ public final class DelayService implements AutoCloseable {
   private HttpEndpoint http;
   private Peers peers;
   private HttpAccess httpAccess = HttpAccess.OPEN;
+  private Optional<HttpsKeys> httpsKeys = Optional.empty();
   private DelayClient requestClient;
-  private DelayConfig config;
+  private ServiceConfig config;
 
   /**
    * Creates an instance; {@link #start()} starts it.
@@ -95,11 +99,11 @@ public final class DelayService implements AutoCloseable {
    * @param config the configuration; an empty {@code delay.bootstrap.servers} means an embedded
    *     broker on {@code 127.0.0.1:9092} with its data under {@code delay.embedded.data.dir}
    */
-  public DelayService(DelayConfig config) {
+  public DelayService(ServiceConfig config) {
     this(config, EmbeddedKafka.Listeners.DEFAULT);
   }
 
-  DelayService(DelayConfig config, EmbeddedKafka.Listeners listeners) {
+  DelayService(ServiceConfig config, EmbeddedKafka.Listeners listeners) {
     this.configured = requireNonNull(config, "config cannot be null");
     this.listeners = requireNonNull(listeners, "listeners cannot be null");
     this.config = config;
@@ -122,7 +126,7 @@ public final class DelayService implements AutoCloseable {
       checkHttpAccess();
       startBroker();
       // Outside the lock: a close() meanwhile must not wait for an unreachable Kafka.
-      DelayConfig ready = withRequestsPartitions(currentConfig());
+      ServiceConfig ready = withRequestsPartitions(currentConfig());
       startStreams(ready);
       awaitRunning(timeout);
     } catch (RuntimeException e) {
@@ -133,7 +137,7 @@ public final class DelayService implements AutoCloseable {
 
   /** The bootstrap servers the instance uses: the configured ones, or the embedded broker's. */
   public synchronized String bootstrapServers() {
-    return config.bootstrapServers();
+    return config.delay().bootstrapServers();
   }
 
   /**
@@ -177,7 +181,7 @@ public final class DelayService implements AutoCloseable {
     }
     closed = true;
     long started = System.nanoTime();
-    log.info("event=stopping application={}", configured.applicationId());
+    log.info("event=stopping application={}", configured.delay().applicationId());
     running.completeExceptionally(new DelayServiceException("kdelay was stopped while starting"));
     KafkaStreams.State finalState = KafkaStreams.State.NOT_RUNNING;
     if (http != null) {
@@ -211,7 +215,7 @@ public final class DelayService implements AutoCloseable {
     terminated.complete(finalState);
     log.info(
         "event=stopped application={} ms={}",
-        configured.applicationId(),
+        configured.delay().applicationId(),
         (System.nanoTime() - started) / 1_000_000);
   }
 
@@ -219,32 +223,34 @@ public final class DelayService implements AutoCloseable {
   private synchronized void checkHttpAccess() {
     if (configured.httpPort() != 0) {
       httpAccess = HttpAccess.from(configured, HttpAccess.bindAddress(configured));
+      httpsKeys = HttpsKeys.of(configured);
     }
   }
 
   private synchronized void startBroker() {
     ensureOpen();
-    if (configured.bootstrapServers().isBlank()) {
+    if (configured.delay().bootstrapServers().isBlank()) {
       broker = EmbeddedKafka.start(Path.of(configured.embeddedDataDir()), listeners);
       config = configured.with(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, broker.bootstrapServers());
     }
   }
 
-  private synchronized DelayConfig currentConfig() {
+  private synchronized ServiceConfig currentConfig() {
     return config;
   }
 
-  private static DelayConfig withRequestsPartitions(DelayConfig config) {
+  private static ServiceConfig withRequestsPartitions(ServiceConfig service) {
+    DelayConfig config = service.delay();
     Admin admin =
         Admin.create(
             ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN));
     try {
-      RequiredTopics.Ready topics = new RequiredTopics(admin, config).ensure();
+      RequiredTopics.Ready topics = new RequiredTopics(admin, service).ensure();
       // Kafka Streams' changelogs get the durability of kdelay's own topics.
       return topics
           .durability()
           .applyToStreams(
-              config.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
+              service.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
     } finally {
       // Bounded: after a start that timed out (Kafka unreachable, or a PLAINTEXT client at a SASL
       // listener), a call still pending would hold an unbounded close() for default.api.timeout.ms.
@@ -252,9 +258,10 @@ public final class DelayService implements AutoCloseable {
     }
   }
 
-  private synchronized void startStreams(DelayConfig ready) {
+  private synchronized void startStreams(ServiceConfig service) {
     ensureOpen();
-    config = ready;
+    config = service;
+    DelayConfig ready = service.delay();
     targetAdmin =
         Admin.create(
             ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.ADMIN));
@@ -266,15 +273,18 @@ public final class DelayService implements AutoCloseable {
     DeliveryQuarantine quarantine = new DeliveryQuarantine(ready);
     quarantine.install(properties);
     HostInfo self = null;
-    if (ready.httpPort() != 0) {
+    if (service.httpPort() != 0) {
       // Bound before Kafka Streams exists: its application.server must name the real port.
       http =
           HttpEndpoint.bind(
-              HttpAccess.bindAddress(ready),
-              ready.httpPort(),
-              ready.maxPayloadBytes() * 2 + 64 * 1024,
-              HttpEndpoint.Capacity.DEFAULT);
-      self = new HostInfo(advertisedHost(ready), http.port());
+              HttpAccess.bindAddress(service),
+              service.httpPort(),
+              httpsKeys,
+              new HttpEndpoint.Limits(
+                  ready.maxPayloadBytes() * 2 + 64 * 1024,
+                  service.httpReadTimeout(),
+                  HttpEndpoint.Capacity.DEFAULT));
+      self = new HostInfo(advertisedHost(service), http.port());
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
     streams =
@@ -308,8 +318,11 @@ public final class DelayService implements AutoCloseable {
     requestClient = DelayClient.create(producer, ready.requestsTopic());
     KafkaStreams app = streams;
     Health health = new Health(() -> Optional.of(app.state()), restoreProgress);
-    peers = new Peers(HTTP_CALL_TIMEOUT, httpAccess.peerToken());
+    peers =
+        new Peers(
+            HTTP_CALL_TIMEOUT, httpAccess.peerToken(), httpsKeys.map(HttpsKeys::clientContext));
     ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
+    TargetTopicCheck targets = new TargetTopicCheck(new TargetPolicy(ready), targetTopics);
     http.start(
         new AdminApi(
             metrics,
@@ -320,7 +333,19 @@ public final class DelayService implements AutoCloseable {
                 ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
             Clock.systemUTC(),
             HTTP_CALL_TIMEOUT,
-            new TargetTopicCheck(new TargetPolicy(ready), targetTopics)),
+            targets,
+            Optional.of(
+                new DeadLetterRoutes(
+                    new DeadLetterPages(
+                        DeadLetterPages.consumers(
+                            ClientProperties.of(
+                                ready, ready.bootstrapServers(), ClientProperties.Kind.CONSUMER)),
+                        ready.dlqTopic(),
+                        HTTP_CALL_TIMEOUT,
+                        Clock.systemUTC()),
+                    requestClient,
+                    targets,
+                    HTTP_CALL_TIMEOUT))),
         metrics.registry(),
         httpAccess);
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());
@@ -331,7 +356,7 @@ public final class DelayService implements AutoCloseable {
    * (this machine's name may resolve to another loopback address, 127.0.1.1 on Debian); else this
    * machine's name as other machines know it.
    */
-  private static String advertisedHost(DelayConfig config) {
+  private static String advertisedHost(ServiceConfig config) {
     if (!config.httpAdvertisedHost().isBlank()) {
       return config.httpAdvertisedHost();
     }
@@ -374,7 +399,7 @@ public final class DelayService implements AutoCloseable {
     }
     log.info(
         "event=running application={} startup_ms={}",
-        configured.applicationId(),
+        configured.delay().applicationId(),
         (System.nanoTime() - started) / 1_000_000);
   }
 

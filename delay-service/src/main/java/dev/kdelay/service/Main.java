@@ -3,11 +3,11 @@ package dev.kdelay.service;
 import dev.kdelay.schemas.Action;
 import dev.kdelay.service.cli.ClientOptions;
 import dev.kdelay.service.cli.CommandLine;
+import dev.kdelay.service.cli.DeadLetterCommand;
 import dev.kdelay.service.cli.IdCommand;
 import dev.kdelay.service.cli.ScheduleCommand;
 import dev.kdelay.service.cli.UsageException;
 import dev.kdelay.service.cli.WatchCommand;
-import dev.kdelay.topology.DelayConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Arrays;
@@ -49,8 +49,15 @@ public final class Main {
         watch [--from-beginning] TOPIC
             Print the records of TOPIC as a read_committed consumer sees them, with each fired
             record's id, idempotency key, due and fired times and lateness. Ctrl-C stops.
+        dlq list [--code CODE] [--id ID] [--limit N] [--after CURSOR]
+            List the dead-letter topic's records, oldest first, a page at a time.
+        dlq show PARTITION.OFFSET
+            Print one dead letter: its code, message, headers and payload.
+        dlq replay PARTITION.OFFSET [--target TOPIC] [--at INSTANT | --after DURATION]
+            Submit a dead letter again, as it was or corrected. It keeps its original timestamp,
+            so it never overrides a newer request for the same id.
 
-      Options of schedule, cancel and watch:
+      Options of schedule, cancel, watch and dlq:
         --bootstrap-servers HOST:PORT  default: $DELAY_BOOTSTRAP_SERVERS, else 127.0.0.1:9092
         --requests-topic TOPIC         default: from the configuration, else delay-requests
         --config FILE                  the properties file run takes, for TLS/SASL settings
@@ -127,6 +134,10 @@ public final class Main {
           WatchCommand watch = WatchCommand.parse(line);
           yield watch.run(ClientOptions.from(line, environment), out);
         }
+        case "dlq" -> {
+          DeadLetterCommand dlq = DeadLetterCommand.parse(rest);
+          yield dlq.run(ClientOptions.from(dlq.line(), environment), out);
+        }
         default -> throw new UsageException("unknown command '" + command + "'");
       };
     } catch (UsageException e) {
@@ -144,8 +155,7 @@ public final class Main {
 
   private int run(CommandLine line) {
     line.requireNoPositionals();
-    DelayConfig config =
-        ServiceConfiguration.load(line.option("--config").map(Path::of), environment);
+    ServiceConfig config = ConfigSources.load(line.option("--config").map(Path::of), environment);
     DelayService service = new DelayService(config);
     // SIGTERM and ctrl-C, also while starting: commit, leave the group, stop within a bound.
     Runtime.getRuntime().addShutdownHook(new Thread(service::close, "kdelay-shutdown"));

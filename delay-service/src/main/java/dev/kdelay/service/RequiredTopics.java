@@ -23,12 +23,12 @@ import org.slf4j.LoggerFactory;
  *
  * <p>Replicas of a deployment start at the same moment, so creating a topic races with the other
  * instances: a create that finds the topic already made by another counts as success, and every
- * instance then waits, within {@value DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}, until each topic is
- * in the metadata with a leader for every partition, whoever created it (see {@link
+ * instance then waits, within {@value ServiceConfig#TOPIC_READY_TIMEOUT_CONFIG}, until each topic
+ * is in the metadata with a leader for every partition, whoever created it (see {@link
  * TopicPropagation}).
  *
  * <p>Topics are created with the {@link TopicDurability} computed for the cluster, and the
- * dead-letter topic with {@value DelayConfig#DLQ_RETENTION_CONFIG}. Existing topics are never
+ * dead-letter topic with {@value ServiceConfig#DLQ_RETENTION_CONFIG}. Existing topics are never
  * altered.
  *
  * <p>The reroute topic carries a request that arrived on a partition other than the one its id
@@ -43,11 +43,13 @@ final class RequiredTopics {
   record Ready(int requestsPartitions, TopicDurability durability) {}
 
   private final Admin admin;
+  private final ServiceConfig service;
   private final DelayConfig config;
 
-  RequiredTopics(Admin admin, DelayConfig config) {
+  RequiredTopics(Admin admin, ServiceConfig service) {
     this.admin = admin;
-    this.config = config;
+    this.service = service;
+    this.config = service.delay();
   }
 
   /**
@@ -56,12 +58,12 @@ final class RequiredTopics {
    * @return the partition count of the requests topic and the durability of created topics
    * @throws DelayServiceException if the reroute topic has another partition count than the
    *     requests topic, a changelog is not compacted, or the topics are not usable within {@value
-   *     DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}
+   *     ServiceConfig#TOPIC_READY_TIMEOUT_CONFIG}
    * @throws org.apache.kafka.common.config.ConfigException if {@code min.insync.replicas} exceeds
    *     the replication factor
    */
   Ready ensure() {
-    StartupDeadline deadline = StartupDeadline.after(config.topicReadyTimeout());
+    StartupDeadline deadline = StartupDeadline.after(service.topicReadyTimeout());
     TopicDurability durability = durability(deadline);
     int requestsPartitions = createAndAwait(durability, deadline);
     checkExisting(deadline);
@@ -71,7 +73,7 @@ final class RequiredTopics {
   private TopicDurability durability(StartupDeadline deadline) {
     int brokers =
         deadline.retry("describe the cluster", () -> admin.describeCluster().nodes()).size();
-    TopicDurability durability = TopicDurability.of(config, brokers);
+    TopicDurability durability = TopicDurability.of(service, brokers);
     log.info(
         "event=topic-durability brokers={} replication.factor={} min.insync.replicas={}",
         brokers,
@@ -86,13 +88,13 @@ final class RequiredTopics {
   private int createAndAwait(TopicDurability durability, StartupDeadline deadline) {
     TopicPropagation propagation = new TopicPropagation(admin, deadline);
     Map<String, String> configs = durability.topicConfigs();
-    create(config.requestsTopic(), config.topicPartitions(), durability, configs, deadline);
+    create(config.requestsTopic(), service.topicPartitions(), durability, configs, deadline);
     // The reroute topic is created with the requests topic's count, whoever created that one.
     int requestsPartitions =
         propagation.awaitUsable(List.of(config.requestsTopic())).get(config.requestsTopic());
     Map<String, String> dlqConfigs = new HashMap<>(configs);
-    dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(config.dlqRetentionMs()));
-    create(config.dlqTopic(), config.topicPartitions(), durability, dlqConfigs, deadline);
+    dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(service.dlqRetentionMs()));
+    create(config.dlqTopic(), service.topicPartitions(), durability, dlqConfigs, deadline);
     create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
     Map<String, Integer> partitions =
         propagation.awaitUsable(
@@ -106,7 +108,7 @@ final class RequiredTopics {
     TopicConfigs.ofExisting(admin, deadline, List.of(config.dlqTopic()))
         .forEach(
             (topic, existing) ->
-                DeadLetterRetention.warnIfShorter(topic, existing, config.dlqRetentionMs()));
+                DeadLetterRetention.warnIfShorter(topic, existing, service.dlqRetentionMs()));
     ChangelogTopics.requireCompacted(
         TopicConfigs.ofExisting(admin, deadline, ChangelogTopics.all(config.applicationId())),
         config.bootstrapServers());

@@ -1,6 +1,5 @@
 package dev.kdelay.service;
 
-import dev.kdelay.topology.DelayConfig;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;
@@ -11,7 +10,7 @@ import org.apache.kafka.common.errors.TimeoutException;
 
 /**
  * The time one start may spend getting its topics ready ({@value
- * DelayConfig#TOPIC_READY_TIMEOUT_CONFIG}), and the admin requests made within it.
+ * ServiceConfig#TOPIC_READY_TIMEOUT_CONFIG}), and the admin requests made within it.
  *
  * <p>Several instances of one deployment start at the same moment, so at start a topic is often
  * being created by another instance and not yet in the metadata of the broker that answers: an
@@ -107,7 +106,7 @@ final class StartupDeadline {
                   + " or allow a start longer with %s (now %d).",
               notReady.get(),
               timeout.toMillis(),
-              DelayConfig.TOPIC_READY_TIMEOUT_CONFIG,
+              ServiceConfig.TOPIC_READY_TIMEOUT_CONFIG,
               timeout.toMillis()));
     }
     try {

@@ -2,7 +2,6 @@ package dev.kdelay.service;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.kdelay.topology.DelayConfig;
 import java.util.Map;
 import java.util.OptionalInt;
 import org.apache.kafka.common.config.ConfigException;
@@ -47,7 +46,7 @@ record TopicDurability(int replicationFactor, OptionalInt minInsyncReplicas) {
    * @throws ConfigException if the configured {@code min.insync.replicas} exceeds the replication
    *     factor, with which no write could ever be acknowledged
    */
-  static TopicDurability of(DelayConfig config, int brokers) {
+  static TopicDurability of(ServiceConfig config, int brokers) {
     int replication =
         config
             .topicReplicationFactor()
@@ -58,12 +57,12 @@ record TopicDurability(int replicationFactor, OptionalInt minInsyncReplicas) {
     }
     if (configured.isPresent() && configured.getAsInt() > replication) {
       throw new ConfigException(
-          DelayConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG,
+          ServiceConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG,
           configured.getAsInt(),
           "at most the replication factor, "
               + replication
               + (config.topicReplicationFactor().isPresent()
-                  ? " (" + DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG + ")"
+                  ? " (" + ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG + ")"
                   : " (min(3, " + brokers + " brokers))")
               + "; with more no write to kdelay's topics would ever be acknowledged");
     }
@@ -85,9 +84,9 @@ record TopicDurability(int replicationFactor, OptionalInt minInsyncReplicas) {
    * replication.factor}, {@code topic.min.insync.replicas}), except where the configuration passes
    * either through itself, which wins as every pass-through Kafka property does.
    */
-  DelayConfig applyToStreams(DelayConfig config) {
-    DelayConfig applied = config;
-    Map<String, Object> passedThrough = config.kafkaProperties();
+  ServiceConfig applyToStreams(ServiceConfig config) {
+    ServiceConfig applied = config;
+    Map<String, Object> passedThrough = config.delay().kafkaProperties();
     if (!passedThrough.containsKey(StreamsConfig.REPLICATION_FACTOR_CONFIG)) {
       applied = applied.with(StreamsConfig.REPLICATION_FACTOR_CONFIG, replicationFactor);
     }

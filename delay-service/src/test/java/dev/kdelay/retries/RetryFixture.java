@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kdelay.client.RetryPolicy;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.DelayService;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -43,11 +44,11 @@ public final class RetryFixture implements AutoCloseable {
   public static final Duration TIMEOUT = Duration.ofSeconds(60);
 
   private final String bootstrapServers;
-  private final DelayConfig config;
+  private final ServiceConfig config;
   private final DelayService service;
   private final List<AutoCloseable> resources = new ArrayList<>();
 
-  private RetryFixture(String bootstrapServers, DelayConfig config, DelayService service) {
+  private RetryFixture(String bootstrapServers, ServiceConfig config, DelayService service) {
     this.bootstrapServers = bootstrapServers;
     this.config = config;
     this.service = service;
@@ -67,14 +68,14 @@ public final class RetryFixture implements AutoCloseable {
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, 2);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
+    props.put(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
     // Commit right after a fire, as a quiet instance does, even when the thread committed its
     // intake moments before: the default makes such a fire wait up to 20 ms to share a
     // transaction, which is throughput the tests do not need and latency added to their gaps.
     props.put(DelayConfig.FIRE_COMMIT_INTERVAL_CONFIG, 0L);
-    DelayConfig config = new DelayConfig(props);
+    ServiceConfig config = new ServiceConfig(props);
     DelayService service = new DelayService(config);
     service.start(Optional.of(TIMEOUT));
     return new RetryFixture(bootstrapServers, config, service);
@@ -87,7 +88,7 @@ public final class RetryFixture implements AutoCloseable {
 
   /** kdelay's request topic. */
   public String requestsTopic() {
-    return config.requestsTopic();
+    return config.delay().requestsTopic();
   }
 
   /** Creates single-partition topics. */
@@ -195,7 +196,7 @@ public final class RetryFixture implements AutoCloseable {
       await(
           () -> {
             Map<TopicPartition, OffsetAndMetadata> committed =
-                committedOffsets(admin, config.applicationId());
+                committedOffsets(admin, config.delay().applicationId());
             return ends.entrySet().stream()
                 .allMatch(
                     end -> {

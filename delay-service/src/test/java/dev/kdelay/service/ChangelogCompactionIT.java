@@ -30,8 +30,8 @@ class ChangelogCompactionIT {
       KafkaTestCluster kafka) throws Exception {
     // given: the task store's changelog, changed to delete by hand
     String name = "changelog-delete";
-    DelayConfig config =
-        new DelayConfig(
+    ServiceConfig config =
+        new ServiceConfig(
             Map.of(
                 DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
                 kafka.bootstrapServers(),
@@ -43,9 +43,9 @@ class ChangelogCompactionIT {
                 name + "-requests",
                 DelayConfig.DLQ_TOPIC_CONFIG,
                 name + "-dlq",
-                DelayConfig.TOPIC_PARTITIONS_CONFIG,
+                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
                 2,
-                DelayConfig.HTTP_PORT_CONFIG,
+                ServiceConfig.HTTP_PORT_CONFIG,
                 0));
     String changelog = name + "-delay-tasks-changelog";
     try (DescribedTopics topics = new DescribedTopics(kafka)) {

@@ -29,13 +29,13 @@ class DeadLetterRetentionIT {
   @Test
   void shouldKeepDeadLettersThirtyDaysWhenItCreatesTheTopicAndNothingIsSet(KafkaTestCluster kafka)
       throws Exception {
-    DelayConfig config = config(kafka, "retention-default");
+    ServiceConfig config = config(kafka, "retention-default");
 
     try (DelayService service = new DelayService(config);
         DescribedTopics topics = new DescribedTopics(kafka)) {
       service.start(Optional.of(START_TIMEOUT));
 
-      assertThat(topics.config(config.dlqTopic(), "retention.ms"))
+      assertThat(topics.config(config.delay().dlqTopic(), "retention.ms"))
           .isEqualTo(Long.toString(Duration.ofDays(30).toMillis()));
     }
   }
@@ -43,14 +43,14 @@ class DeadLetterRetentionIT {
   @Test
   void shouldSetTheConfiguredRetentionWhenItCreatesTheTopic(KafkaTestCluster kafka)
       throws Exception {
-    DelayConfig config =
-        config(kafka, "retention-set").with(DelayConfig.DLQ_RETENTION_CONFIG, ONE_DAY_MS);
+    ServiceConfig config =
+        config(kafka, "retention-set").with(ServiceConfig.DLQ_RETENTION_CONFIG, ONE_DAY_MS);
 
     try (DelayService service = new DelayService(config);
         DescribedTopics topics = new DescribedTopics(kafka)) {
       service.start(Optional.of(START_TIMEOUT));
 
-      assertThat(topics.config(config.dlqTopic(), "retention.ms"))
+      assertThat(topics.config(config.delay().dlqTopic(), "retention.ms"))
           .isEqualTo(Long.toString(ONE_DAY_MS));
     }
   }
@@ -59,10 +59,10 @@ class DeadLetterRetentionIT {
   void shouldStartAndLeaveTheTopicAloneWhenAnExistingOneKeepsLess(KafkaTestCluster kafka)
       throws Exception {
     // given: an operator's dead-letter topic that keeps a day, less than the default 30
-    DelayConfig config = config(kafka, "retention-shorter");
+    ServiceConfig config = config(kafka, "retention-shorter");
     try (DescribedTopics topics = new DescribedTopics(kafka)) {
       NewTopic operators =
-          new NewTopic(config.dlqTopic(), 1, (short) 1)
+          new NewTopic(config.delay().dlqTopic(), 1, (short) 1)
               .configs(Map.of("retention.ms", Long.toString(ONE_DAY_MS)));
       topics.admin().createTopics(List.of(operators)).all().get(30, TimeUnit.SECONDS);
 
@@ -71,21 +71,21 @@ class DeadLetterRetentionIT {
         service.start(Optional.of(START_TIMEOUT));
 
         // then: it runs (a shorter retention is a warning) and the topic is as it was
-        assertThat(topics.config(config.dlqTopic(), "retention.ms"))
+        assertThat(topics.config(config.delay().dlqTopic(), "retention.ms"))
             .isEqualTo(Long.toString(ONE_DAY_MS));
       }
     }
   }
 
-  private DelayConfig config(KafkaTestCluster kafka, String name) {
+  private ServiceConfig config(KafkaTestCluster kafka, String name) {
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
     props.put(DelayConfig.APPLICATION_ID_CONFIG, "topics-" + name);
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, 2);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
-    return new DelayConfig(props);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
+    return new ServiceConfig(props);
   }
 }

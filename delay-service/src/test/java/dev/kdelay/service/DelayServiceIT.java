@@ -145,7 +145,7 @@ class DelayServiceIT {
   void shouldFireAPendingTaskOnceWhenTheServiceRestarts() throws Exception {
     // given: one requests partition, so that tasks fire in due order
     String target = createTopic(name + "-target", 1);
-    DelayConfig config = config(1);
+    ServiceConfig config = config(1);
     DelayService first = startService(config);
     DelayClient client = client(Map.of());
     Instant due = Instant.now().plusSeconds(5);
@@ -179,7 +179,7 @@ class DelayServiceIT {
     // given: a schedule sent by a client whose partitioner is not Kafka's murmur2
     int partitions = 4;
     String target = createTopic(name + "-target", 1);
-    DelayConfig config = config(partitions);
+    ServiceConfig config = config(partitions);
     startService(config);
     Instant due = Instant.now().plusSeconds(4);
     RecordMetadata schedule = scheduleWithOtherPartitioner("misrouted", target, due, config);
@@ -207,7 +207,7 @@ class DelayServiceIT {
   void shouldFireEverySecondWithoutGapOrDuplicateAcrossARestartAndStopOnCancel() throws Exception {
     // given: a per-second cron schedule
     String target = createTopic(name + "-target", 1);
-    DelayConfig config = config(1);
+    ServiceConfig config = config(1);
     DelayService first = startService(config);
     DelayClient client = client(Map.of());
     client
@@ -265,7 +265,7 @@ class DelayServiceIT {
     // given: a target that never existed, and one deleted after its task was scheduled
     String target = createTopic(name + "-target", 1);
     String doomed = createTopic(name + "-doomed", 1);
-    DelayConfig config = config(1).with(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, 200L);
+    ServiceConfig config = config(1).with(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, 200L);
     startService(config);
     DelayClient client = client(Map.of());
     Instant due = Instant.now().plusSeconds(3);
@@ -292,7 +292,8 @@ class DelayServiceIT {
       assertThat(ids(fired.pollUntil(received -> !received.isEmpty(), FIRE_TIMEOUT)))
           .containsExactly("fine");
     }
-    try (TargetTopicReader dead = new TargetTopicReader(bootstrapServers, config.dlqTopic())) {
+    try (TargetTopicReader dead =
+        new TargetTopicReader(bootstrapServers, config.delay().dlqTopic())) {
       List<Received> letters = dead.pollUntil(received -> received.size() >= 2, FIRE_TIMEOUT);
       assertThat(letters)
           .extracting(r -> r.record().key() + ":" + header(r, DelayHeaders.ERROR))
@@ -321,7 +322,7 @@ class DelayServiceIT {
   }
 
   private RecordMetadata scheduleWithOtherPartitioner(
-      String id, String target, Instant due, DelayConfig config) throws Exception {
+      String id, String target, Instant due, ServiceConfig config) throws Exception {
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(
             Map.of(
@@ -332,7 +333,7 @@ class DelayServiceIT {
             new StringSerializer(),
             new StringSerializer())) {
       ProducerRecord<String, String> request =
-          new ProducerRecord<>(config.requestsTopic(), id, "payload of " + id);
+          new ProducerRecord<>(config.delay().requestsTopic(), id, "payload of " + id);
       request.headers().add(DelayHeaders.TARGET_TOPIC, target.getBytes(StandardCharsets.UTF_8));
       request
           .headers()
@@ -347,20 +348,20 @@ class DelayServiceIT {
     return Utils.toPositive(Utils.murmur2(key.getBytes(StandardCharsets.UTF_8))) % partitions;
   }
 
-  private DelayConfig config(int partitions) {
+  private ServiceConfig config(int partitions) {
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-it-" + name);
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, partitions);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
-    return new DelayConfig(props);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, partitions);
+    props.put(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
+    return new ServiceConfig(props);
   }
 
-  private DelayService startService(DelayConfig config) {
+  private DelayService startService(ServiceConfig config) {
     DelayService service = new DelayService(config);
     resources.add(service);
     service.start(Optional.of(START_TIMEOUT));
@@ -384,9 +385,9 @@ class DelayServiceIT {
   }
 
   /** Waits until the service has committed its consumption of every request sent so far. */
-  private void awaitRequestsCommitted(DelayConfig config) throws Exception {
+  private void awaitRequestsCommitted(ServiceConfig config) throws Exception {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
-      TopicPartition partition = new TopicPartition(config.requestsTopic(), 0);
+      TopicPartition partition = new TopicPartition(config.delay().requestsTopic(), 0);
       long end =
           admin
               .listOffsets(Map.of(partition, OffsetSpec.latest()))
@@ -394,7 +395,7 @@ class DelayServiceIT {
               .get()
               .offset();
       long deadline = System.nanoTime() + FIRE_TIMEOUT.toNanos();
-      while (committed(admin, config.applicationId(), partition) < end) {
+      while (committed(admin, config.delay().applicationId(), partition) < end) {
         assertThat(System.nanoTime()).as("requests committed in time").isLessThan(deadline);
         Thread.sleep(20); // the poll interval of this wait, not a guess at how long it takes
       }

@@ -56,16 +56,16 @@ class EmbeddedKafkaIT {
   @Test
   void shouldRunTheServiceOnItWhenNoBootstrapServersAreConfigured() throws Exception {
     // given
-    DelayConfig config =
-        new DelayConfig(
+    ServiceConfig config =
+        new ServiceConfig(
             Map.of(
                 DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
                 "",
-                DelayConfig.EMBEDDED_DATA_DIR_CONFIG,
+                ServiceConfig.EMBEDDED_DATA_DIR_CONFIG,
                 dataDir.resolve("kafka").toString(),
                 DelayConfig.STATE_DIR_CONFIG,
                 dataDir.resolve("streams").toString(),
-                DelayConfig.TOPIC_PARTITIONS_CONFIG,
+                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
                 2));
 
     try (DelayService service = new DelayService(config, freeListeners())) {
@@ -76,7 +76,8 @@ class EmbeddedKafkaIT {
       }
       try (DelayClient client =
           DelayClient.create(
-              Map.of("bootstrap.servers", service.bootstrapServers()), config.requestsTopic())) {
+              Map.of("bootstrap.servers", service.bootstrapServers()),
+              config.delay().requestsTopic())) {
         client
             .schedule(
                 DelayedMessage.builder("hello", "greetings")

@@ -56,8 +56,8 @@ class ReplicatedTopicDefaultsIT {
       KafkaTestCluster kafka, String applicationId, int replication, String minInsync)
       throws Exception {
     // given: nothing configured about topics
-    DelayConfig config =
-        new DelayConfig(
+    ServiceConfig config =
+        new ServiceConfig(
             Map.of(
                 DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
                 kafka.bootstrapServers(),
@@ -69,9 +69,9 @@ class ReplicatedTopicDefaultsIT {
                 applicationId + "-dlq",
                 DelayConfig.STATE_DIR_CONFIG,
                 stateDir.toString(),
-                DelayConfig.TOPIC_PARTITIONS_CONFIG,
+                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
                 2,
-                DelayConfig.HTTP_PORT_CONFIG,
+                ServiceConfig.HTTP_PORT_CONFIG,
                 0));
 
     // when
@@ -82,9 +82,9 @@ class ReplicatedTopicDefaultsIT {
       // then: the same for kdelay's topics and for the changelogs Kafka Streams created
       for (String topic :
           List.of(
-              config.requestsTopic(),
-              config.dlqTopic(),
-              config.rerouteTopic(),
+              config.delay().requestsTopic(),
+              config.delay().dlqTopic(),
+              config.delay().rerouteTopic(),
               applicationId + "-delay-tasks-changelog",
               applicationId + "-delay-schedules-changelog")) {
         assertThat(topics.replicationFactor(topic)).as(topic).isEqualTo(replication);

@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.service.cli.CommandLine;
-import dev.kdelay.topology.DelayConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
@@ -176,7 +175,7 @@ class SaslIT {
     assertThatThrownBy(() -> service.start(Optional.of(START_TIMEOUT)))
         .isInstanceOf(DelayServiceException.class)
         .hasMessageContaining("security.protocol")
-        .hasMessageContaining(DelayConfig.TOPIC_READY_TIMEOUT_CONFIG);
+        .hasMessageContaining(ServiceConfig.TOPIC_READY_TIMEOUT_CONFIG);
     assertThat(elapsed(started)).isLessThan(FAILURE_BOUND);
 
     started = System.nanoTime();
@@ -206,8 +205,7 @@ class SaslIT {
   }
 
   private DelayService service(Map<String, String> environment) {
-    DelayService service =
-        new DelayService(ServiceConfiguration.load(Optional.empty(), environment));
+    DelayService service = new DelayService(ConfigSources.load(Optional.empty(), environment));
     resources.add(service);
     return service;
   }

@@ -141,15 +141,15 @@ class SimultaneousStartIT {
     return true;
   }
 
-  private DelayConfig config(String bootstrap, String name, String applicationId, int instance) {
+  private ServiceConfig config(String bootstrap, String name, String applicationId, int instance) {
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(DelayConfig.APPLICATION_ID_CONFIG, applicationId);
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.resolve(name + "-" + instance).toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, 3);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
-    return new DelayConfig(props);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 3);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
+    return new ServiceConfig(props);
   }
 }

@@ -38,10 +38,12 @@ class TopicDurabilityTest {
   @Test
   void shouldUseTheConfiguredReplicationWhenSet() {
     assertThat(
-            TopicDurability.of(config(Map.of(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "1")), 5))
+            TopicDurability.of(
+                config(Map.of(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "1")), 5))
         .isEqualTo(new TopicDurability(1, OptionalInt.of(1)));
     assertThat(
-            TopicDurability.of(config(Map.of(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "5")), 5))
+            TopicDurability.of(
+                config(Map.of(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "5")), 5))
         .isEqualTo(new TopicDurability(5, OptionalInt.of(2)));
   }
 
@@ -49,8 +51,8 @@ class TopicDurabilityTest {
   void shouldUseTheConfiguredMinInsyncReplicasWhenSet() {
     Map<String, Object> settings =
         Map.of(
-            DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "5",
-            DelayConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG, "3");
+            ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "5",
+            ServiceConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG, "3");
     assertThat(TopicDurability.of(config(settings), 5))
         .isEqualTo(new TopicDurability(5, OptionalInt.of(3)));
   }
@@ -59,7 +61,7 @@ class TopicDurabilityTest {
   void shouldLeaveBothToTheBrokerWhenTheReplicationFactorIsTheBrokerDefault() {
     assertThat(
             TopicDurability.of(
-                config(Map.of(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "-1")), 3))
+                config(Map.of(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, "-1")), 3))
         .isEqualTo(new TopicDurability(-1, OptionalInt.empty()));
   }
 
@@ -68,9 +70,9 @@ class TopicDurabilityTest {
     assertThatThrownBy(
             () ->
                 TopicDurability.of(
-                    config(Map.of(DelayConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG, "2")), 1))
+                    config(Map.of(ServiceConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG, "2")), 1))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining(DelayConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG)
+        .hasMessageContaining(ServiceConfig.TOPIC_MIN_INSYNC_REPLICAS_CONFIG)
         .hasMessageContaining("value 2")
         .hasMessageContaining("at most the replication factor, 1");
   }
@@ -84,29 +86,29 @@ class TopicDurabilityTest {
 
   @Test
   void shouldGiveKafkaStreamsTheSameDurabilityWhenNothingIsPassedThrough() {
-    DelayConfig applied =
+    ServiceConfig applied =
         new TopicDurability(3, OptionalInt.of(2)).applyToStreams(config(Map.of()));
 
-    assertThat(applied.streamsProperties())
+    assertThat(applied.delay().streamsProperties())
         .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, 3)
         .containsEntry(STREAMS_MIN_INSYNC, 2);
   }
 
   @Test
   void shouldLeavePassedThroughStreamsSettingsAloneWhenGiven() {
-    DelayConfig passed =
+    ServiceConfig passed =
         config(Map.of(StreamsConfig.REPLICATION_FACTOR_CONFIG, "4", STREAMS_MIN_INSYNC, "3"));
 
-    DelayConfig applied = new TopicDurability(3, OptionalInt.of(2)).applyToStreams(passed);
+    ServiceConfig applied = new TopicDurability(3, OptionalInt.of(2)).applyToStreams(passed);
 
-    assertThat(applied.streamsProperties())
+    assertThat(applied.delay().streamsProperties())
         .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, "4")
         .containsEntry(STREAMS_MIN_INSYNC, "3");
   }
 
-  private static DelayConfig config(Map<String, Object> overrides) {
+  private static ServiceConfig config(Map<String, Object> overrides) {
     Map<String, Object> settings = new HashMap<>(overrides);
     settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-test");
-    return new DelayConfig(settings);
+    return new ServiceConfig(settings);
   }
 }

@@ -3,7 +3,6 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.topology.DelayConfig;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
@@ -15,7 +14,7 @@ class TopicSettingsConfigurationTest {
 
   @Test
   void shouldLeaveReplicationToTheClusterSizeAndKeepDeadLettersThirtyDaysWhenNothingIsGiven() {
-    DelayConfig config = ServiceConfiguration.load(Optional.empty(), Map.of());
+    ServiceConfig config = ConfigSources.load(Optional.empty(), Map.of());
 
     assertThat(config.topicReplicationFactor()).isEmpty();
     assertThat(config.topicMinInsyncReplicas()).isEmpty();
@@ -25,8 +24,8 @@ class TopicSettingsConfigurationTest {
 
   @Test
   void shouldReadTheKeysWhenSetFromTheEnvironment() {
-    DelayConfig config =
-        ServiceConfiguration.load(
+    ServiceConfig config =
+        ConfigSources.load(
             Optional.empty(),
             Map.of(
                 "DELAY_TOPIC_REPLICATION_FACTOR", "3",
@@ -43,8 +42,7 @@ class TopicSettingsConfigurationTest {
   @Test
   void shouldNameKeyValueAndAllowedWhenARetentionWouldLoseDeadLetters() {
     assertThatThrownBy(
-            () ->
-                ServiceConfiguration.load(Optional.empty(), Map.of("DELAY_DLQ_RETENTION_MS", "0")))
+            () -> ConfigSources.load(Optional.empty(), Map.of("DELAY_DLQ_RETENTION_MS", "0")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("delay.dlq.retention.ms=0")
         .hasMessageContaining("environment variable DELAY_DLQ_RETENTION_MS")
@@ -55,8 +53,7 @@ class TopicSettingsConfigurationTest {
   void shouldNameKeyValueAndAllowedWhenAReplicationFactorIsZero() {
     assertThatThrownBy(
             () ->
-                ServiceConfiguration.load(
-                    Optional.empty(), Map.of("DELAY_TOPIC_REPLICATION_FACTOR", "0")))
+                ConfigSources.load(Optional.empty(), Map.of("DELAY_TOPIC_REPLICATION_FACTOR", "0")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("delay.topic.replication.factor=0")
         .hasMessageContaining("-1 (the broker default) or 1 to 32767");

@@ -423,6 +423,35 @@ class DelayTopologyTest {
     assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("second");
   }
 
+  @Test
+  void shouldNotFireAgainWhenTheRequestThatFiredArrivesAgainWithItsTimestamp() {
+    // given: a request that fired, as a dead letter's replay sends it: stamped in the past
+    Instant stamped = START.minusSeconds(60);
+    delay.request(
+        bytes("replayed"),
+        bytes("once"),
+        stamped,
+        header(DelayHeaders.TARGET_TOPIC, DelayDriver.TARGET),
+        header(DelayHeaders.FIRE_AT, Long.toString(START.toEpochMilli())));
+    delay.advanceTo(START.plusSeconds(1));
+    assertThat(delay.fired()).hasSize(1);
+
+    // when: the same request again, with the same timestamp (the replay sent twice)
+    delay.request(
+        bytes("replayed"),
+        bytes("once"),
+        stamped,
+        header(DelayHeaders.TARGET_TOPIC, DelayDriver.TARGET),
+        header(DelayHeaders.FIRE_AT, Long.toString(START.toEpochMilli())));
+    delay.advanceTo(START.plusSeconds(2));
+
+    // then: dead-lettered, not fired again
+    assertThat(delay.deadLetters())
+        .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+        .containsExactly("SUPERSEDED");
+    assertThat(delay.fired()).isEmpty();
+  }
+
   private long countEntries(String store) {
     long count = 0;
     try (var all = delay.driver.<Object, Object>getKeyValueStore(store).all()) {

@@ -1,7 +1,7 @@
 package dev.kdelay.service.cli;
 
 import dev.kdelay.service.ClientProperties;
-import dev.kdelay.service.ServiceConfiguration;
+import dev.kdelay.service.ConfigSources;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -43,7 +43,7 @@ public record ClientOptions(String bootstrapServers, String requestsTopic, Delay
    */
   public static ClientOptions from(CommandLine line, Map<String, String> environment) {
     DelayConfig config =
-        ServiceConfiguration.load(line.option("--config").map(Path::of), environment);
+        ConfigSources.load(line.option("--config").map(Path::of), environment).delay();
     String bootstrapServers =
         line.option("--bootstrap-servers")
             .orElse(

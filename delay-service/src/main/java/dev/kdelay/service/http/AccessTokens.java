@@ -1,6 +1,6 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.service.ServiceConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -72,7 +72,7 @@ final class AccessTokens {
       lines = Files.readAllLines(file, StandardCharsets.UTF_8);
     } catch (IOException e) {
       throw new ConfigException(
-          DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+          ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
           file.toString(),
           "cannot be read: " + e.getMessage());
     }
@@ -94,7 +94,7 @@ final class AccessTokens {
       if (fields.length != 2 || role.isEmpty()) {
         // The line may hold a token: say where it is, never what it says.
         throw new ConfigException(
-            DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
             source,
             "line " + (i + 1) + " is not 'ROLE TOKEN' with ROLE one of read, write, peer");
       }
@@ -109,12 +109,13 @@ final class AccessTokens {
       }
     }
     if (entries.isEmpty()) {
-      throw new ConfigException(DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG, source, "holds no token");
+      throw new ConfigException(
+          ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG, source, "holds no token");
     }
     if (peer == null && firstWrite == null) {
       // Instances forward reads to each other, and must present a token that passes.
       throw new ConfigException(
-          DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+          ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
           source,
           "needs a peer or write token in plain text (not sha256:), which the instance sends"
               + " when it forwards a request to another instance");
@@ -142,7 +143,7 @@ final class AccessTokens {
       // Reported below.
     }
     throw new ConfigException(
-        DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+        ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
         source,
         "line " + line + ": sha256: must be followed by 64 hex digits");
   }

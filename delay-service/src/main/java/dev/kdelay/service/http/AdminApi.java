@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  * DELETE /schedules/{id}             cancel
  * POST   /schedules/{id}/pause       pause a recurring schedule
  * POST   /schedules/{id}/resume      resume it
+ * GET    /dead-letters, /dead-letters/{partition}/{offset}, POST .../replay: see {@link
+ *        DeadLetterRoutes}
  * </pre>
  *
  * <p>Changes are never applied here: they are written to the request topic with the client SDK,
@@ -113,6 +115,24 @@ public final class AdminApi implements HttpEndpoint.Api {
       Clock clock,
       Duration sendTimeout,
       TargetTopicCheck targets) {
+    this(metrics, health, queries, requests, limits, clock, sendTimeout, targets, Optional.empty());
+  }
+
+  /**
+   * The API with every route.
+   *
+   * @param deadLetters the dead-letter routes; empty to serve none
+   */
+  public AdminApi(
+      ServiceMetrics metrics,
+      Health health,
+      ScheduleQueries queries,
+      DelayClient requests,
+      ScheduleBody.ServiceLimits limits,
+      Clock clock,
+      Duration sendTimeout,
+      TargetTopicCheck targets,
+      Optional<DeadLetterRoutes> deadLetters) {
     this.targets = targets;
     this.metrics = metrics;
     this.health = health;
@@ -121,15 +141,28 @@ public final class AdminApi implements HttpEndpoint.Api {
     this.limits = limits;
     this.clock = clock;
     this.sendTimeout = sendTimeout;
-    this.routes =
-        List.of(
-            new Route(List.of("metrics"), Map.of("GET", (r, v) -> metrics())),
-            new Route(List.of("health", "live"), Map.of("GET", (r, v) -> health.live())),
-            new Route(List.of("health", "ready"), Map.of("GET", (r, v) -> health.ready())),
-            new Route(List.of("schedules"), Map.of("GET", this::pending, "POST", this::schedule)),
-            new Route(List.of("schedules", ID), Map.of("GET", this::view, "DELETE", this::cancel)),
-            new Route(List.of("schedules", ID, "pause"), Map.of("POST", this::pause)),
-            new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume)));
+    List<Route> routes =
+        new ArrayList<>(
+            List.of(
+                new Route(List.of("metrics"), Map.of("GET", (r, v) -> metrics())),
+                new Route(List.of("health", "live"), Map.of("GET", (r, v) -> health.live())),
+                new Route(List.of("health", "ready"), Map.of("GET", (r, v) -> health.ready())),
+                new Route(
+                    List.of("schedules"), Map.of("GET", this::pending, "POST", this::schedule)),
+                new Route(
+                    List.of("schedules", ID), Map.of("GET", this::view, "DELETE", this::cancel)),
+                new Route(List.of("schedules", ID, "pause"), Map.of("POST", this::pause)),
+                new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume))));
+    deadLetters.ifPresent(
+        letters -> {
+          routes.add(new Route(List.of("dead-letters"), Map.of("GET", (r, v) -> letters.list(r))));
+          routes.add(
+              new Route(List.of("dead-letters", ID, ID), Map.of("GET", (r, v) -> letters.show(v))));
+          routes.add(
+              new Route(
+                  List.of("dead-letters", ID, ID, "replay"), Map.of("POST", letters::replay)));
+        });
+    this.routes = List.copyOf(routes);
   }
 
   /**

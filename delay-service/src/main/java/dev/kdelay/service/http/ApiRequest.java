@@ -36,8 +36,17 @@ record ApiRequest(
    * @throws ApiException 400 if the path or query is not well percent-encoded
    */
   static ApiRequest of(String method, URI uri, byte[] body, boolean forwarded) {
-    return new ApiRequest(
-        method, segments(uri.getRawPath()), query(uri.getRawQuery()), body, forwarded);
+    return of(method, uri.getRawPath(), uri.getRawQuery(), body, forwarded);
+  }
+
+  /**
+   * Decodes a request from its raw, still percent-encoded, path and query.
+   *
+   * @throws ApiException 400 if the path or query is not well percent-encoded
+   */
+  static ApiRequest of(
+      String method, String rawPath, String rawQuery, byte[] body, boolean forwarded) {
+    return new ApiRequest(method, segments(rawPath), query(rawQuery), body, forwarded);
   }
 
   Optional<String> param(String name) {

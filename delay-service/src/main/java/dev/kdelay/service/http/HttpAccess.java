@@ -1,15 +1,17 @@
 package dev.kdelay.service.http;
 
-import com.sun.net.httpserver.Headers;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.service.http.AccessTokens.Role;
-import dev.kdelay.topology.DelayConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
@@ -30,6 +32,12 @@ import org.apache.kafka.common.config.ConfigException;
  */
 public final class HttpAccess {
 
+  /** A request's headers, by name, case-insensitive: the first value, or null if absent. */
+  @FunctionalInterface
+  public interface Headers {
+    String first(String name);
+  }
+
   /** The realm named in {@code WWW-Authenticate}. */
   static final String REALM = "kdelay";
 
@@ -38,14 +46,43 @@ public final class HttpAccess {
   /** No tokens and no allowed origins: what a loopback-only endpoint without a tokens file gets. */
   public static final HttpAccess OPEN = new HttpAccess(AccessTokens.NONE, false, Set.of());
 
+  /** A dotted IPv4 address or a bracketed IPv6 one, as a Host header names an address. */
+  private static final Pattern IP_LITERAL =
+      Pattern.compile("\\d{1,3}(\\.\\d{1,3}){3}|\\[[0-9A-Fa-f:.]+(%[^\\]]+)?\\]");
+
   private final AccessTokens tokens;
   private final boolean metricsNeedToken;
   private final Set<String> allowedOrigins;
+  private final Set<String> allowedHosts;
+  private final String scheme;
 
   HttpAccess(AccessTokens tokens, boolean metricsNeedToken, Set<String> allowedOrigins) {
+    this(tokens, metricsNeedToken, allowedOrigins, Set.of(), "http");
+  }
+
+  /**
+   * Access rules.
+   *
+   * @param tokens the tokens, or {@link AccessTokens#NONE}
+   * @param metricsNeedToken whether {@code /metrics} needs a token when tokens are configured
+   * @param allowedOrigins origins besides the endpoint's own whose pages may change state
+   * @param allowedHosts host names besides {@code localhost} and addresses that a request may be
+   *     addressed to when no tokens are configured
+   * @param scheme {@code http} or {@code https}: what the endpoint's own origin starts with
+   */
+  HttpAccess(
+      AccessTokens tokens,
+      boolean metricsNeedToken,
+      Set<String> allowedOrigins,
+      Set<String> allowedHosts,
+      String scheme) {
     this.tokens = tokens;
     this.metricsNeedToken = metricsNeedToken;
     this.allowedOrigins = Set.copyOf(allowedOrigins);
+    this.allowedHosts = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+    this.allowedHosts.add("localhost");
+    this.allowedHosts.addAll(allowedHosts);
+    this.scheme = scheme;
   }
 
   /**
@@ -54,26 +91,40 @@ public final class HttpAccess {
    * @throws ConfigException if the tokens file cannot be read or parsed, or if the endpoint would
    *     listen beyond loopback without tokens and {@code delay.http.auth.required} is true
    */
-  public static HttpAccess from(DelayConfig config, InetAddress bindAddress) {
+  public static HttpAccess from(ServiceConfig config, InetAddress bindAddress) {
     AccessTokens tokens =
         config.httpAuthTokensFile().isBlank()
             ? AccessTokens.NONE
             : AccessTokens.read(Path.of(config.httpAuthTokensFile()));
     if (!tokens.configured() && !bindAddress.isLoopbackAddress() && config.httpAuthRequired()) {
       throw new ConfigException(
-          DelayConfig.HTTP_BIND_ADDRESS_CONFIG
+          ServiceConfig.HTTP_BIND_ADDRESS_CONFIG
               + "="
               + config.httpBindAddress()
               + " is not a loopback address, and no tokens are configured: anyone who reaches"
               + " the port could schedule and cancel. Set "
-              + DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG
+              + ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG
               + " (DELAY_HTTP_AUTH_TOKENS_FILE), or set "
-              + DelayConfig.HTTP_AUTH_REQUIRED_CONFIG
+              + ServiceConfig.HTTP_AUTH_REQUIRED_CONFIG
               + "=false (DELAY_HTTP_AUTH_REQUIRED) if something in front of kdelay"
               + " authenticates callers.");
     }
+    Set<String> hosts = new HashSet<>(config.httpAllowedHosts());
+    if (!config.httpAdvertisedHost().isBlank()) {
+      hosts.add(config.httpAdvertisedHost());
+    }
+    // What an instance advertises when no host is configured: peers address it by that name.
+    try {
+      hosts.add(InetAddress.getLocalHost().getHostName());
+    } catch (UnknownHostException e) {
+      // No name of its own to advertise, then: see DelayService#advertisedHost.
+    }
     return new HttpAccess(
-        tokens, config.httpAuthMetrics(), Set.copyOf(config.httpAllowedOrigins()));
+        tokens,
+        config.httpAuthMetrics(),
+        Set.copyOf(config.httpAllowedOrigins()),
+        hosts,
+        config.httpTlsKeystoreFile().isPresent() ? "https" : "http");
   }
 
   /**
@@ -81,12 +132,12 @@ public final class HttpAccess {
    *
    * @throws ConfigException if it cannot be resolved
    */
-  public static InetAddress bindAddress(DelayConfig config) {
+  public static InetAddress bindAddress(ServiceConfig config) {
     try {
       return InetAddress.getByName(config.httpBindAddress());
     } catch (UnknownHostException e) {
       throw new ConfigException(
-          DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+          ServiceConfig.HTTP_BIND_ADDRESS_CONFIG,
           config.httpBindAddress(),
           "is not an address of this machine: " + e.getMessage());
     }
@@ -102,6 +153,12 @@ public final class HttpAccess {
    */
   Optional<ApiResponse> refusal(String method, List<String> segments, Headers headers) {
     boolean changesState = !method.equals("GET") && !method.equals("HEAD");
+    if (!tokens.configured() && !isHealth(method, segments)) {
+      Optional<ApiResponse> misaddressed = hostRefusal(headers.first("Host"));
+      if (misaddressed.isPresent()) {
+        return misaddressed;
+      }
+    }
     if (tokens.configured() && !isOpen(method, segments)) {
       Optional<Role> role = role(headers);
       if (role.isEmpty()) {
@@ -121,9 +178,45 @@ public final class HttpAccess {
     return Optional.empty();
   }
 
+  /**
+   * Without tokens, nothing but the Host header tells a page of this machine's own from a page of
+   * any site whose DNS name the attacker pointed at 127.0.0.1 (DNS rebinding): the browser then
+   * treats the instance as that site's and lets its scripts read the answers. So a request must be
+   * addressed to an address, to {@code localhost}, or to a name configured as this instance's.
+   */
+  private Optional<ApiResponse> hostRefusal(String host) {
+    if (host == null) {
+      return Optional.empty(); // HTTP/1.0; no browser sends a request without Host
+    }
+    String name = hostName(host);
+    if (IP_LITERAL.matcher(name).matches() || allowedHosts.contains(name)) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        ApiResponse.error(
+            403,
+            "HOST_NOT_ALLOWED",
+            "requests addressed to '"
+                + name
+                + "' are refused: without tokens only an address, localhost and the names in "
+                + ServiceConfig.HTTP_ALLOWED_HOSTS_CONFIG
+                + " are served"));
+  }
+
+  /** The host of a Host header, without its port. */
+  private static String hostName(String host) {
+    String trimmed = host.strip();
+    if (trimmed.startsWith("[")) {
+      int end = trimmed.indexOf(']');
+      return end < 0 ? trimmed : trimmed.substring(0, end + 1);
+    }
+    int colon = trimmed.lastIndexOf(':');
+    return colon < 0 ? trimmed : trimmed.substring(0, colon);
+  }
+
   private Optional<ApiResponse> crossSiteRefusal(String method, Headers headers) {
-    String origin = headers.getFirst("Origin");
-    if (origin != null && !allowedOrigins.contains(origin)) {
+    String origin = headers.first("Origin");
+    if (origin != null && !allowedOrigins.contains(origin) && !isOwn(origin, headers)) {
       return Optional.of(
           ApiResponse.error(
               403,
@@ -131,9 +224,9 @@ public final class HttpAccess {
               "requests from origin '"
                   + origin
                   + "' may not change state; allowed origins are set with "
-                  + DelayConfig.HTTP_ALLOWED_ORIGINS_CONFIG));
+                  + ServiceConfig.HTTP_ALLOWED_ORIGINS_CONFIG));
     }
-    if (!isJson(headers.getFirst("Content-Type"))) {
+    if (!isJson(headers.first("Content-Type"))) {
       return Optional.of(
           ApiResponse.error(
               415,
@@ -141,6 +234,16 @@ public final class HttpAccess {
               method + " needs Content-Type: " + JSON + ", also without a body"));
     }
     return Optional.empty();
+  }
+
+  /**
+   * Whether a page of the endpoint's own origin sent the request, as the console does: its origin
+   * is the scheme and the Host the request is addressed to. Without tokens the Host has passed
+   * {@link #hostRefusal}; with tokens a page of another origin has no token to send.
+   */
+  private boolean isOwn(String origin, Headers headers) {
+    String host = headers.first("Host");
+    return host != null && origin.equalsIgnoreCase(scheme + "://" + host.strip());
   }
 
   private static boolean isJson(String contentType) {
@@ -154,11 +257,12 @@ public final class HttpAccess {
 
   /** Health is always open, so that probes need no secret; metrics unless configured. */
   private boolean isOpen(String method, List<String> segments) {
-    if (!method.equals("GET") || segments.isEmpty()) {
-      return false;
-    }
-    return segments.get(0).equals("health")
-        || (segments.equals(List.of("metrics")) && !metricsNeedToken);
+    return isHealth(method, segments)
+        || (method.equals("GET") && segments.equals(List.of("metrics")) && !metricsNeedToken);
+  }
+
+  private static boolean isHealth(String method, List<String> segments) {
+    return method.equals("GET") && !segments.isEmpty() && segments.get(0).equals("health");
   }
 
   /**
@@ -167,12 +271,12 @@ public final class HttpAccess {
    * with a valid token.
    */
   boolean forwarded(Headers headers) {
-    return headers.containsKey(ApiRequest.FORWARDED_HEADER)
+    return headers.first(ApiRequest.FORWARDED_HEADER) != null
         && (!tokens.configured() || role(headers).isPresent());
   }
 
   private Optional<Role> role(Headers headers) {
-    String authorization = headers.getFirst("Authorization");
+    String authorization = headers.first("Authorization");
     if (authorization == null
         || !authorization.regionMatches(true, 0, "Bearer ", 0, "Bearer ".length())) {
       return Optional.empty();

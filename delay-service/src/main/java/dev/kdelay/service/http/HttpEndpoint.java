@@ -1,41 +1,63 @@
 package dev.kdelay.service.http;
 
-import com.sun.net.httpserver.HttpExchange;
-import com.sun.net.httpserver.HttpServer;
 import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.topology.LogValues;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
 import java.net.BindException;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicInteger;
+import org.eclipse.jetty.http.HttpHeader;
+import org.eclipse.jetty.http.HttpURI;
+import org.eclipse.jetty.http.UriCompliance;
+import org.eclipse.jetty.io.Content;
+import org.eclipse.jetty.server.Handler;
+import org.eclipse.jetty.server.HttpConfiguration;
+import org.eclipse.jetty.server.HttpConnectionFactory;
+import org.eclipse.jetty.server.Request;
+import org.eclipse.jetty.server.Response;
+import org.eclipse.jetty.server.Server;
+import org.eclipse.jetty.server.ServerConnector;
+import org.eclipse.jetty.server.SslConnectionFactory;
+import org.eclipse.jetty.util.Callback;
+import org.eclipse.jetty.util.ssl.SslContextFactory;
+import org.eclipse.jetty.util.thread.QueuedThreadPool;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The service's HTTP server, the JDK's own: binds its port when created (so that the port is known
- * before Kafka Streams is told its {@code application.server}), serves an {@link Api} once started.
+ * The service's HTTP endpoint, on Jetty's core server (no servlets): binds its port when created
+ * (so that the port is known before Kafka Streams is told its {@code application.server}), serves
+ * an {@link Api} once started, over HTTPS when given {@link HttpsKeys}.
  *
- * <p>Requests are served on two lanes, each a fixed number of threads with a bounded queue:
+ * <p>Jetty reads a request's line, headers and body without holding a thread while the client is
+ * slow, so a client that sends a byte a second costs a connection, not a worker. Each read is
+ * bounded all the same ({@link Limits#readTimeout}): a connection that has not completed a
+ * request's line and headers within it is closed ({@link SlowRequestGuard}), and a body not
+ * complete within it is answered {@code 408}. A body larger than {@link Limits#maxBodyBytes} is
+ * answered {@code 413}, as soon as its {@code Content-Length} says so.
+ *
+ * <p>Only a complete request is handed to a lane, each a fixed number of threads with a bounded
+ * queue:
  *
  * <ul>
- *   <li><b>local</b>: everything this instance answers by itself: health, metrics, writes to the
- *       request topic, and every request another instance forwarded here;
- *   <li><b>peer</b>: the reads that may wait on another instance ({@link Api#asksPeers}). A local
- *       thread reads such a request and hands it over.
+ *   <li><b>local</b>: everything this instance answers by itself: writes to the request topic,
+ *       reads of its own state, and every request another instance forwarded here;
+ *   <li><b>peer</b>: the reads that may wait on another instance ({@link Api#asksPeers}).
  * </ul>
  *
  * <p>Why two: a request waiting on a peer holds a thread until the peer answers. On one shared
@@ -46,11 +68,9 @@ import org.slf4j.LoggerFactory;
  *
  * <p>A full lane answers at once rather than queueing without bound: {@code 503} with {@code
  * {"error":"OVERLOADED",...}} and {@code Retry-After}, counted in {@code
- * kdelay_http_requests_overloaded_total{lane}}. When the local lane is full, a single overflow
- * thread writes that answer, so that the server's dispatcher thread never blocks; when even the
- * overflow queue is full, the server closes the connection. The overflow thread answers the
- * requests that never wait ({@link Api#answersAtOnce}: health, metrics) itself, so that a busy
- * instance does not fail its liveness probe.
+ * kdelay_http_requests_overloaded_total{lane}}. The requests that never wait ({@link
+ * Api#answersAtOnce}: health, metrics) skip the lanes and are answered on the server's own thread,
+ * so that a busy instance does not fail its liveness probe.
  */
 public final class HttpEndpoint implements AutoCloseable {
 
@@ -59,31 +79,21 @@ public final class HttpEndpoint implements AutoCloseable {
   /** Seconds a client is asked to wait before retrying a request turned away as overloaded. */
   static final String RETRY_AFTER_SECONDS = "1";
 
-  private static final int OVERFLOW_QUEUE = 64;
-
   /**
-   * Seconds a connection may take from its first byte to the response's headers, and to send the
-   * response: the JDK server's {@code sun.net.httpserver.maxReqTime} and {@code maxRspTime}, unset
-   * (unbounded) by default. The JDK reads request line and headers on a thread of the local lane,
-   * blocking, so a client sending a byte a second would hold that thread for as long as it likes;
-   * past this limit the server's timer closes the connection, and the thread is free again.
-   *
-   * <p>The limit covers handling too, and a listing asks each peer in turn, each for up to 10 s:
-   * hence a generous 60 s. An operator's own {@code -Dsun.net.httpserver.maxReqTime} wins. The JDK
-   * reads these properties once, when its first server is created, so they are set here, before any
-   * {@link HttpServer#create}.
+   * How long a connection may stay open without a byte in either direction. Longer than any answer
+   * takes (a listing asks each peer for up to 10 s), short enough that abandoned connections go.
    */
-  static final String TIME_LIMIT_SECONDS = "60";
+  static final Duration IDLE_TIMEOUT = Duration.ofSeconds(60);
 
-  static {
-    System.getProperties().putIfAbsent("sun.net.httpserver.maxReqTime", TIME_LIMIT_SECONDS);
-    System.getProperties().putIfAbsent("sun.net.httpserver.maxRspTime", TIME_LIMIT_SECONDS);
-  }
-
-  private static final byte[] EMPTY = new byte[0];
+  /** Paths may carry an id with {@code /} as {@code %2F}: the API decodes segments itself. */
+  private static final UriCompliance URI_COMPLIANCE =
+      UriCompliance.DEFAULT.with(
+          "kdelay",
+          UriCompliance.Violation.AMBIGUOUS_PATH_SEPARATOR,
+          UriCompliance.Violation.AMBIGUOUS_PATH_ENCODING);
 
   /** What the endpoint serves: the admin API, or a stand-in in tests. */
-  interface Api {
+  public interface Api {
 
     /** Answers a request, on a thread of the lane {@link #asksPeers} chose. */
     ApiResponse handle(ApiRequest request);
@@ -93,7 +103,7 @@ public final class HttpEndpoint implements AutoCloseable {
      */
     boolean asksPeers(ApiRequest request);
 
-    /** Whether answering never waits on anything: answered even when the local lane is full. */
+    /** Whether answering never waits on anything: answered at once, on the server's thread. */
     boolean answersAtOnce(ApiRequest request);
   }
 
@@ -118,39 +128,53 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
-  /** The threads that only answer 503 for a full local lane; {@link #serve} tells them apart. */
-  private static final class OverflowThread extends Thread {
-    OverflowThread(Runnable runnable) {
-      super(runnable, "kdelay-http-overflow");
-      setDaemon(true);
+  /**
+   * What one request may cost.
+   *
+   * @param maxBodyBytes the largest request body accepted
+   * @param readTimeout the longest a client may take to send a request's line and headers, and then
+   *     its body
+   * @param capacity the lanes
+   */
+  public record Limits(int maxBodyBytes, Duration readTimeout, Capacity capacity) {
+
+    /** Ten seconds: a generous bound for a request line, headers, or a body of a few megabytes. */
+    public static final Duration DEFAULT_READ_TIMEOUT = Duration.ofSeconds(10);
+
+    public Limits {
+      if (maxBodyBytes < 0 || readTimeout.isNegative() || readTimeout.isZero()) {
+        throw new IllegalArgumentException(
+            "the body limit must not be negative and the read timeout positive, got " + this);
+      }
     }
   }
 
-  private final HttpServer server;
-  private final int maxBodyBytes;
-  private final Capacity capacity;
+  private final Server server;
+  private final ServerConnector connector;
+  private final boolean https;
+  private final Limits limits;
+  private final SlowRequestGuard guard;
   private final ThreadPoolExecutor local;
   private final ThreadPoolExecutor peer;
-  private final ThreadPoolExecutor overflow;
   private volatile boolean started;
   private HttpAccess access = HttpAccess.OPEN;
   private Counter localOverloaded;
   private Counter peerOverloaded;
 
-  private HttpEndpoint(HttpServer server, int maxBodyBytes, Capacity capacity) {
+  private HttpEndpoint(
+      Server server,
+      ServerConnector connector,
+      boolean https,
+      Limits limits,
+      SlowRequestGuard guard) {
     this.server = server;
-    this.maxBodyBytes = maxBodyBytes;
-    this.capacity = capacity;
-    this.local = lane("kdelay-http-", capacity.threads(), capacity.queue());
-    this.peer = lane("kdelay-http-peer-", capacity.peerThreads(), capacity.peerQueue());
-    this.overflow =
-        new ThreadPoolExecutor(
-            1,
-            1,
-            0,
-            TimeUnit.SECONDS,
-            new ArrayBlockingQueue<>(OVERFLOW_QUEUE),
-            OverflowThread::new);
+    this.connector = connector;
+    this.https = https;
+    this.limits = limits;
+    this.guard = guard;
+    this.local = lane("kdelay-http-", limits.capacity().threads(), limits.capacity().queue());
+    this.peer =
+        lane("kdelay-http-peer-", limits.capacity().peerThreads(), limits.capacity().peerQueue());
   }
 
   private static ThreadPoolExecutor lane(String prefix, int threads, int queue) {
@@ -174,27 +198,62 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   /**
-   * Binds a port on the loopback address, with {@link Capacity#DEFAULT}.
+   * Binds a port on the loopback address, plain HTTP, with {@link Capacity#DEFAULT}.
    *
    * @param port the port; 0 picks a free one
    * @param maxBodyBytes the largest request body accepted
    * @throws DelayServiceException if the port cannot be bound
    */
   static HttpEndpoint bind(int port, int maxBodyBytes) {
-    return bind(InetAddress.getLoopbackAddress(), port, maxBodyBytes, Capacity.DEFAULT);
+    return bind(port, maxBodyBytes, Capacity.DEFAULT);
   }
 
   /** As {@link #bind(int, int)}, with the given capacity. */
   static HttpEndpoint bind(int port, int maxBodyBytes, Capacity capacity) {
-    return bind(InetAddress.getLoopbackAddress(), port, maxBodyBytes, capacity);
+    return bind(
+        InetAddress.getLoopbackAddress(),
+        port,
+        Optional.empty(),
+        new Limits(maxBodyBytes, Limits.DEFAULT_READ_TIMEOUT, capacity));
   }
 
-  /** As {@link #bind(int, int)}, on the given address and with the given capacity. */
+  /**
+   * Binds a port.
+   *
+   * @param address the address to listen on
+   * @param port the port; 0 picks a free one
+   * @param keys the key material to serve HTTPS with; empty for plain HTTP
+   * @param limits what one request may cost
+   * @throws DelayServiceException if the port cannot be bound
+   */
   public static HttpEndpoint bind(
-      InetAddress address, int port, int maxBodyBytes, Capacity capacity) {
+      InetAddress address, int port, Optional<HttpsKeys> keys, Limits limits) {
+    QueuedThreadPool threads = new QueuedThreadPool(16, 2);
+    threads.setName("kdelay-http-io");
+    threads.setDaemon(true);
+    Server server = new Server(threads);
+    server.setStopTimeout(1_000);
+    HttpConfiguration http = new HttpConfiguration();
+    http.setSendServerVersion(false);
+    http.setUriCompliance(URI_COMPLIANCE);
+    HttpConnectionFactory plain = new HttpConnectionFactory(http);
+    ServerConnector connector;
+    if (keys.isPresent()) {
+      SslContextFactory.Server tls = new SslContextFactory.Server();
+      tls.setSslContext(keys.get().serverContext());
+      connector =
+          new ServerConnector(server, 1, 1, new SslConnectionFactory(tls, "http/1.1"), plain);
+    } else {
+      connector = new ServerConnector(server, 1, 1, plain);
+    }
+    connector.setHost(address.getHostAddress());
+    connector.setPort(port);
+    connector.setIdleTimeout(IDLE_TIMEOUT.toMillis());
+    SlowRequestGuard guard = new SlowRequestGuard(limits.readTimeout());
+    connector.addBean(guard);
+    server.addConnector(connector);
     try {
-      return new HttpEndpoint(
-          HttpServer.create(new InetSocketAddress(address, port), 0), maxBodyBytes, capacity);
+      connector.open();
     } catch (BindException e) {
       throw new DelayServiceException(
           "HTTP port "
@@ -208,16 +267,26 @@ public final class HttpEndpoint implements AutoCloseable {
       throw new DelayServiceException(
           "Cannot open HTTP port " + address.getHostAddress() + ":" + port + ": " + e, e);
     }
+    return new HttpEndpoint(server, connector, keys.isPresent(), limits, guard);
   }
 
   /** The bound address. */
   InetAddress address() {
-    return server.getAddress().getAddress();
+    try {
+      return InetAddress.getByName(connector.getHost());
+    } catch (IOException e) {
+      throw new IllegalStateException("the bound address cannot be read", e);
+    }
   }
 
   /** The bound port. */
   public int port() {
-    return server.getAddress().getPort();
+    return connector.getLocalPort();
+  }
+
+  /** {@code https} or {@code http}. */
+  public String scheme() {
+    return https ? "https" : "http";
   }
 
   /**
@@ -241,18 +310,33 @@ public final class HttpEndpoint implements AutoCloseable {
     this.access = access;
     localOverloaded = overloadCounter(registry, "local");
     peerOverloaded = overloadCounter(registry, "peer");
-    server.createContext("/", exchange -> serve(exchange, api));
-    server.setExecutor(this::dispatch);
-    server.start();
+    server.setHandler(
+        new Handler.Abstract() {
+          @Override
+          public boolean handle(Request request, Response response, Callback callback) {
+            serve(request, response, callback, api);
+            return true;
+          }
+        });
+    try {
+      server.start();
+    } catch (Exception e) {
+      throw new DelayServiceException("Cannot start the HTTP endpoint: " + e, e);
+    }
+    guard.start();
     started = true;
+    Capacity capacity = limits.capacity();
     log.info(
-        "event=http-started address={} port={} threads={} queue={} peer_threads={} peer_queue={}",
+        "event=http-started scheme={} address={} port={} threads={} queue={} peer_threads={}"
+            + " peer_queue={} read_timeout_ms={}",
+        scheme(),
         address().getHostAddress(),
         port(),
         capacity.threads(),
         capacity.queue(),
         capacity.peerThreads(),
-        capacity.peerQueue());
+        capacity.peerQueue(),
+        limits.readTimeout().toMillis());
   }
 
   private static Counter overloadCounter(MeterRegistry registry, String lane) {
@@ -262,66 +346,105 @@ public final class HttpEndpoint implements AutoCloseable {
         .register(registry);
   }
 
-  /** Runs on the server's dispatcher thread, which must never block. */
-  private void dispatch(Runnable exchange) {
+  /** Runs on a server thread once the request line and headers are in; never blocks. */
+  private void serve(Request request, Response response, Callback callback, Api api) {
+    Exchange exchange = new Exchange(request, response, callback);
+    ApiRequest head;
     try {
-      local.execute(exchange);
-    } catch (RejectedExecutionException full) {
-      // Rejected here too, the exception reaches the server, which closes the connection.
-      overflow.execute(exchange);
-    }
-  }
-
-  private void serve(HttpExchange exchange, Api api) {
-    boolean overflow = Thread.currentThread() instanceof OverflowThread;
-    ApiRequest request;
-    try {
-      // Decided on the request line and headers: a request turned away is not read further.
-      if (overflow && !api.answersAtOnce(request(exchange, EMPTY))) {
-        localOverloaded.increment();
-        answer(exchange, overloaded("local", capacity.threads(), capacity.queue()));
-        return;
-      }
-      // Refused on the request line and headers too: a refused body is never read, nor written.
+      head = exchange.request(new byte[0]);
+      // Refused on the request line and headers: a refused body is never read.
       Optional<ApiResponse> refusal =
-          access.refusal(
-              exchange.getRequestMethod(),
-              request(exchange, EMPTY).segments(),
-              exchange.getRequestHeaders());
+          access.refusal(request.getMethod(), head.segments(), exchange::header);
       if (refusal.isPresent()) {
-        answer(exchange, refusal.get());
+        exchange.answer(refusal.get());
         return;
       }
-      request = request(exchange, body(exchange.getRequestBody()));
     } catch (ApiException e) {
-      answer(exchange, ApiResponse.of(e));
-      return;
-    } catch (IOException e) {
-      log.debug("event=http-read-failed error={}", LogValues.quote(e));
-      exchange.close();
+      exchange.answer(ApiResponse.of(e));
       return;
     }
-    if (overflow || !api.asksPeers(request)) {
-      answer(exchange, handle(api, request, exchange));
+    if (api.answersAtOnce(head)) {
+      exchange.answer(handle(api, head));
       return;
     }
+    long length = request.getLength();
+    if (length > limits.maxBodyBytes()) {
+      exchange.answer(tooLarge());
+      return;
+    }
+    readBody(request)
+        .whenComplete(
+            (body, failure) -> {
+              if (failure != null) {
+                exchange.answer(unreadBody(failure));
+                return;
+              }
+              ApiRequest complete;
+              try {
+                complete = exchange.request(body);
+              } catch (ApiException e) {
+                exchange.answer(ApiResponse.of(e));
+                return;
+              }
+              dispatch(exchange, complete, api);
+            });
+  }
+
+  private CompletableFuture<byte[]> readBody(Request request) {
+    return Content.Source.asByteBufferAsync(request, limits.maxBodyBytes())
+        .thenApply(
+            buffer -> {
+              byte[] bytes = new byte[buffer.remaining()];
+              buffer.get(bytes);
+              return bytes;
+            })
+        .orTimeout(limits.readTimeout().toMillis(), TimeUnit.MILLISECONDS);
+  }
+
+  private ApiResponse unreadBody(Throwable failure) {
+    Throwable cause =
+        failure instanceof java.util.concurrent.CompletionException && failure.getCause() != null
+            ? failure.getCause()
+            : failure;
+    if (cause instanceof TimeoutException) {
+      return ApiResponse.error(
+              408,
+              "REQUEST_TIMEOUT",
+              "the request body did not arrive within " + limits.readTimeout().toMillis() + " ms")
+          .withHeader("Connection", "close");
+    }
+    if (cause instanceof IllegalArgumentException) {
+      // What Jetty's bounded read throws once a body without Content-Length grows past the limit.
+      return tooLarge();
+    }
+    log.debug("event=http-read-failed error={}", LogValues.quote(cause));
+    return ApiResponse.error(400, "BAD_REQUEST", "the request body could not be read")
+        .withHeader("Connection", "close");
+  }
+
+  private ApiResponse tooLarge() {
+    return ApiResponse.error(
+            413, "TOO_LARGE", "the request body exceeds " + limits.maxBodyBytes() + " bytes")
+        .withHeader("Connection", "close");
+  }
+
+  private void dispatch(Exchange exchange, ApiRequest request, Api api) {
+    boolean toPeers = api.asksPeers(request);
     try {
-      peer.execute(() -> answer(exchange, handle(api, request, exchange)));
+      (toPeers ? peer : local).execute(() -> exchange.answer(handle(api, request)));
     } catch (RejectedExecutionException full) {
-      peerOverloaded.increment();
-      answer(exchange, overloaded("peer", capacity.peerThreads(), capacity.peerQueue()));
+      Capacity capacity = limits.capacity();
+      if (toPeers) {
+        peerOverloaded.increment();
+        exchange.answer(overloaded("peer", capacity.peerThreads(), capacity.peerQueue()));
+      } else {
+        localOverloaded.increment();
+        exchange.answer(overloaded("local", capacity.threads(), capacity.queue()));
+      }
     }
   }
 
-  private ApiRequest request(HttpExchange exchange, byte[] body) {
-    return ApiRequest.of(
-        exchange.getRequestMethod(),
-        exchange.getRequestURI(),
-        body,
-        access.forwarded(exchange.getRequestHeaders()));
-  }
-
-  private static ApiResponse handle(Api api, ApiRequest request, HttpExchange exchange) {
+  private static ApiResponse handle(Api api, ApiRequest request) {
     try {
       return api.handle(request);
     } catch (ApiException e) {
@@ -333,8 +456,8 @@ public final class HttpEndpoint implements AutoCloseable {
       log.warn(
           "event=http-failed error_id={} method={} path={}",
           id,
-          LogValues.quote(exchange.getRequestMethod()),
-          LogValues.quote(exchange.getRequestURI().getRawPath()),
+          LogValues.quote(request.method()),
+          LogValues.quote("/" + String.join("/", request.segments())),
           e);
       return ApiResponse.error(
           500, "INTERNAL", "the request failed; the log has error_id " + id, Map.of("id", id));
@@ -357,31 +480,34 @@ public final class HttpEndpoint implements AutoCloseable {
         .withHeader("Retry-After", RETRY_AFTER_SECONDS);
   }
 
-  private byte[] body(InputStream in) throws IOException {
-    byte[] body = in.readNBytes(maxBodyBytes + 1);
-    if (body.length > maxBodyBytes) {
-      throw new ApiException(
-          413, "TOO_LARGE", "the request body exceeds " + maxBodyBytes + " bytes");
-    }
-    return body;
-  }
+  /** One request and the means to answer it, from whichever thread has the answer. */
+  private final class Exchange {
+    private final Request request;
+    private final Response response;
+    private final Callback callback;
 
-  /** Writes the answer and ends the exchange, whichever thread it is on. */
-  private static void answer(HttpExchange exchange, ApiResponse response) {
-    try {
-      exchange.getResponseHeaders().set("Content-Type", response.contentType());
-      response.headers().forEach((name, value) -> exchange.getResponseHeaders().set(name, value));
-      byte[] body = response.body();
-      exchange.sendResponseHeaders(response.status(), body.length == 0 ? -1 : body.length);
-      if (body.length > 0) {
-        try (OutputStream out = exchange.getResponseBody()) {
-          out.write(body);
-        }
-      }
-    } catch (IOException e) {
-      log.debug("event=http-write-failed error={}", LogValues.quote(e));
-    } finally {
-      exchange.close();
+    Exchange(Request request, Response response, Callback callback) {
+      this.request = request;
+      this.response = response;
+      this.callback = callback;
+    }
+
+    String header(String name) {
+      return request.getHeaders().get(name);
+    }
+
+    ApiRequest request(byte[] body) {
+      HttpURI uri = request.getHttpURI();
+      return ApiRequest.of(
+          request.getMethod(), uri.getPath(), uri.getQuery(), body, access.forwarded(this::header));
+    }
+
+    /** Writes the answer and completes the exchange; Jetty writes it without blocking. */
+    void answer(ApiResponse answer) {
+      response.setStatus(answer.status());
+      response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+      answer.headers().forEach((name, value) -> response.getHeaders().put(name, value));
+      response.write(true, ByteBuffer.wrap(answer.body()), callback);
     }
   }
 
@@ -391,9 +517,17 @@ public final class HttpEndpoint implements AutoCloseable {
    */
   @Override
   public void close() {
-    server.stop(started ? 1 : 0);
+    guard.close();
+    try {
+      if (started) {
+        server.stop();
+      } else {
+        connector.close();
+      }
+    } catch (Exception e) {
+      log.debug("event=http-stop-failed error={}", LogValues.quote(e));
+    }
     local.shutdownNow();
     peer.shutdownNow();
-    overflow.shutdownNow();
   }
 }

@@ -12,6 +12,7 @@ import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.atomic.AtomicInteger;
+import javax.net.ssl.SSLContext;
 import org.apache.kafka.streams.state.HostInfo;
 
 /**
@@ -20,6 +21,8 @@ import org.apache.kafka.streams.state.HostInfo;
  * ApiRequest#FORWARDED_HEADER}, so the peer answers from its own state and never forwards again:
  * two instances can never wait on each other. With tokens configured, it carries the instance's own
  * token too ({@link HttpAccess#peerToken}): a peer believes the marker only from a caller with one.
+ * When the instances serve HTTPS, peers are asked over HTTPS, and a peer's certificate must be one
+ * the instance trusts ({@link HttpsKeys}) and name the host the peer advertises.
  *
  * <p>Java 17's {@link HttpClient} has no {@code close()}: the client runs on an executor of ours,
  * which {@link #close()} shuts down, so that no thread of it outlives the service. (The client's
@@ -31,21 +34,25 @@ public final class Peers implements AutoCloseable {
   private final HttpClient client;
   private final Duration timeout;
   private final Optional<String> token;
+  private final String scheme;
 
-  /** Peers that ask without a token: the instances check none. */
+  /** Peers asked over plain HTTP without a token: the instances check none. */
   Peers(Duration timeout) {
-    this(timeout, Optional.empty());
+    this(timeout, Optional.empty(), Optional.empty());
   }
 
   /**
-   * Peers asked with a bearer token.
+   * Peers asked with a bearer token, over HTTPS if the instances serve it.
    *
    * @param timeout how long to wait for a peer
    * @param token the token sent as {@code Authorization: Bearer}; empty to send none
+   * @param tls what to check a peer's certificate with, when the instances serve HTTPS ({@link
+   *     HttpsKeys#clientContext}); empty for plain HTTP
    */
-  public Peers(Duration timeout, Optional<String> token) {
+  public Peers(Duration timeout, Optional<String> token, Optional<SSLContext> tls) {
     this.timeout = timeout;
     this.token = token;
+    this.scheme = tls.isPresent() ? "https" : "http";
     AtomicInteger threads = new AtomicInteger();
     // Cached, like the client's default: its tasks are short steps of the exchanges in flight,
     // whose number the HTTP endpoint's peer lane bounds.
@@ -56,12 +63,14 @@ public final class Peers implements AutoCloseable {
               thread.setDaemon(true);
               return thread;
             });
-    this.client =
+    HttpClient.Builder client =
         HttpClient.newBuilder()
             .executor(executor)
             .connectTimeout(timeout)
-            .version(HttpClient.Version.HTTP_1_1)
-            .build();
+            .version(HttpClient.Version.HTTP_1_1);
+    // The client checks the peer's certificate and that it names the host the peer advertises.
+    tls.ifPresent(client::sslContext);
+    this.client = client.build();
   }
 
   /**
@@ -73,7 +82,7 @@ public final class Peers implements AutoCloseable {
    * @throws ApiException 503 if the peer cannot be reached or does not answer in time
    */
   ApiResponse get(HostInfo peer, String pathAndQuery) {
-    URI uri = URI.create("http://" + peer.host() + ":" + peer.port() + pathAndQuery);
+    URI uri = URI.create(scheme + "://" + peer.host() + ":" + peer.port() + pathAndQuery);
     HttpRequest.Builder builder =
         HttpRequest.newBuilder(uri).timeout(timeout).header(ApiRequest.FORWARDED_HEADER, "true");
     // With tokens on, a peer believes the forwarded marker only from a caller with a token.

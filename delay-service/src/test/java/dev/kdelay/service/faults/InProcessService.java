@@ -1,7 +1,7 @@
 package dev.kdelay.service.faults;
 
 import dev.kdelay.service.DelayService;
-import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.service.ServiceConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -36,7 +36,7 @@ final class InProcessService implements AutoCloseable {
   }
 
   /** Starts the service and waits until it is RUNNING. */
-  static InProcessService start(DelayConfig config, Duration timeout) throws Exception {
+  static InProcessService start(ServiceConfig config, Duration timeout) throws Exception {
     DelayService service = new DelayService(config);
     try {
       CompletableFuture.runAsync(service::start)
@@ -45,7 +45,7 @@ final class InProcessService implements AutoCloseable {
       service.close();
       throw e;
     }
-    return new InProcessService(service, config.applicationId());
+    return new InProcessService(service, config.delay().applicationId());
   }
 
   private void watchState() {

@@ -3,6 +3,7 @@ package dev.kdelay.service.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;
@@ -64,11 +65,11 @@ final class IsolationScenario implements AutoCloseable {
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, topic("requests"));
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, topic("dlq"));
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, 2);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
+    props.put(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
     props.putAll(overrides);
-    this.service = InProcessService.start(new DelayConfig(props), Duration.ofMinutes(2));
+    this.service = InProcessService.start(new ServiceConfig(props), Duration.ofMinutes(2));
     this.fired =
         new CommittedRecords(
             bootstrapServers, List.of(topic("open")), DelayHeaders.IDEMPOTENCY_KEY);

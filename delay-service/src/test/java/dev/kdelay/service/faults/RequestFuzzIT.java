@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import dev.kdelay.service.faults.FuzzCase.Kind;
 import dev.kdelay.topology.DelayConfig;
@@ -84,7 +85,7 @@ class RequestFuzzIT {
               dlq,
               PARTITIONS));
     }
-    DelayConfig config = config(bootstrap, name, requests, dlq);
+    ServiceConfig config = config(bootstrap, name, requests, dlq);
     RequestFuzzer fuzzer =
         new RequestFuzzer(seed, requests, target, TARGET_PARTITIONS, MAX_PAYLOAD_BYTES);
     List<FuzzCase> cases = new ArrayList<>();
@@ -294,17 +295,17 @@ class RequestFuzzIT {
         new ByteArraySerializer());
   }
 
-  private DelayConfig config(String bootstrap, String name, String requests, String dlq) {
+  private ServiceConfig config(String bootstrap, String name, String requests, String dlq) {
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(DelayConfig.APPLICATION_ID_CONFIG, "faults-" + name);
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, requests);
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, dlq);
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS);
+    props.put(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
     props.put(DelayConfig.MAX_PAYLOAD_BYTES_CONFIG, MAX_PAYLOAD_BYTES);
-    return new DelayConfig(props);
+    return new ServiceConfig(props);
   }
 }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -48,7 +49,7 @@ class StartupRaceIT {
     for (int attempt = 0; attempt < ATTEMPTS; attempt++) {
       // given: topic names nobody has created
       String name = "startup-" + attempt;
-      DelayConfig config = config(kafka.bootstrapServers(), name);
+      ServiceConfig config = config(kafka.bootstrapServers(), name);
 
       // when
       long started = System.nanoTime();
@@ -68,16 +69,16 @@ class StartupRaceIT {
     }
   }
 
-  private DelayConfig config(String bootstrap, String name) {
+  private ServiceConfig config(String bootstrap, String name) {
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(DelayConfig.APPLICATION_ID_CONFIG, "faults-" + name);
     props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.resolve(name).toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, 2);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, 0);
-    return new DelayConfig(props);
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
+    props.put(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
+    return new ServiceConfig(props);
   }
 }

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;
@@ -128,17 +129,17 @@ class TargetTopicGuardIT {
       topics.put(requests + "-rerouted", PARTITIONS);
       topics.put(dlq, PARTITIONS);
       FaultScenario.createTopics(admin, topics);
-      DelayConfig config =
-          new DelayConfig(
+      ServiceConfig config =
+          new ServiceConfig(
               Map.of(
                   DelayConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap,
                   DelayConfig.APPLICATION_ID_CONFIG, "faults-" + name,
                   DelayConfig.STATE_DIR_CONFIG, stateDir.toString(),
                   DelayConfig.REQUESTS_TOPIC_CONFIG, requests,
                   DelayConfig.DLQ_TOPIC_CONFIG, dlq,
-                  DelayConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS,
-                  DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1,
-                  DelayConfig.HTTP_PORT_CONFIG, 0,
+                  ServiceConfig.TOPIC_PARTITIONS_CONFIG, PARTITIONS,
+                  ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1,
+                  ServiceConfig.HTTP_PORT_CONFIG, 0,
                   DelayConfig.TARGET_TOPIC_ALLOW_CONFIG, allow));
       try (InProcessService service = InProcessService.start(config, Duration.ofSeconds(90))) {
         Map<String, Long> endsBefore = ends(admin, expected.keySet());

@@ -10,10 +10,10 @@ import dev.kdelay.service.DelayService;
 import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.service.ServiceMetricsTest;
 import dev.kdelay.service.TargetTopicReader;
 import dev.kdelay.service.TargetTopicReader.Received;
-import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -499,7 +499,7 @@ class AdminApiIT {
   private DelayService create(String instance, String applicationId, Map<String, Object> more)
       throws IOException {
     Map<String, Object> settings = new HashMap<>(more);
-    settings.putIfAbsent(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
+    settings.putIfAbsent(ServiceConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
     return HttpInstances.create(
         bootstrapServers,
         name,

@@ -3,7 +3,8 @@ package dev.kdelay.service.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import com.sun.net.httpserver.Headers;
+import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.http.HttpAccess.Headers;
 import dev.kdelay.topology.DelayConfig;
 import java.net.InetAddress;
 import java.nio.file.Files;
@@ -12,12 +13,15 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /** Who may do what: the decisions, without a server. */
 class HttpAccessTest {
+
+  private static final String JSON_TYPE = "application/json";
 
   private static final List<String> SCHEDULES = List.of("schedules");
   private static final List<String> PAUSE = List.of("schedules", "a", "pause");
@@ -30,7 +34,7 @@ class HttpAccessTest {
 
   @Test
   void shouldBindLoopbackWhenNoAddressIsConfigured() throws Exception {
-    DelayConfig config = config(Map.of());
+    ServiceConfig config = config(Map.of());
 
     assertThat(HttpAccess.bindAddress(config).isLoopbackAddress()).isTrue();
     assertThat(HttpAccess.from(config, HttpAccess.bindAddress(config)).peerToken()).isEmpty();
@@ -38,7 +42,7 @@ class HttpAccessTest {
 
   @Test
   void shouldRefuseToStartWhenBoundBeyondLoopbackWithoutTokens() {
-    DelayConfig config = config(Map.of(DelayConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0"));
+    ServiceConfig config = config(Map.of(ServiceConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0"));
 
     assertThatThrownBy(() -> HttpAccess.from(config, HttpAccess.bindAddress(config)))
         .isInstanceOf(ConfigException.class)
@@ -51,19 +55,19 @@ class HttpAccessTest {
   void shouldStartBeyondLoopbackWhenAuthIsExplicitlyNotRequiredOrTokensAreSet(@TempDir Path dir)
       throws Exception {
     Path tokens = Files.writeString(dir.resolve("tokens"), "write w\n");
-    DelayConfig open =
+    ServiceConfig open =
         config(
             Map.of(
-                DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+                ServiceConfig.HTTP_BIND_ADDRESS_CONFIG,
                 "0.0.0.0",
-                DelayConfig.HTTP_AUTH_REQUIRED_CONFIG,
+                ServiceConfig.HTTP_AUTH_REQUIRED_CONFIG,
                 "false"));
-    DelayConfig closed =
+    ServiceConfig closed =
         config(
             Map.of(
-                DelayConfig.HTTP_BIND_ADDRESS_CONFIG,
+                ServiceConfig.HTTP_BIND_ADDRESS_CONFIG,
                 "0.0.0.0",
-                DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+                ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
                 tokens.toString()));
 
     assertThat(HttpAccess.from(open, InetAddress.getByName("0.0.0.0")).peerToken()).isEmpty();
@@ -144,6 +148,52 @@ class HttpAccessTest {
   }
 
   @Test
+  void shouldRefuseARequestAddressedToAForeignNameWhenNoTokensAreSet() {
+    // given: the Host a browser sends after a site's DNS name was pointed at 127.0.0.1
+    Headers rebound = headers("Host", "attacker.example:8080");
+    HttpAccess named =
+        new HttpAccess(AccessTokens.NONE, false, Set.of(), Set.of("kdelay.internal"), "http");
+
+    // then: refused on every route but health, reads included
+    ApiResponse refused = HttpAccess.OPEN.refusal("GET", SCHEDULES, rebound).orElseThrow();
+    assertThat(refused.status()).isEqualTo(403);
+    assertThat(refused.bodyText()).contains("HOST_NOT_ALLOWED", "attacker.example");
+    assertThat(HttpAccess.OPEN.refusal("GET", List.of("metrics"), rebound)).isPresent();
+    assertThat(HttpAccess.OPEN.refusal("GET", List.of("health", "live"), rebound)).isEmpty();
+    // and: addresses, localhost and configured names are served
+    for (String host :
+        List.of("127.0.0.1:8080", "10.1.2.3", "[::1]:8080", "localhost:8080", "LOCALHOST")) {
+      assertThat(HttpAccess.OPEN.refusal("GET", SCHEDULES, headers("Host", host)))
+          .as(host)
+          .isEmpty();
+    }
+    assertThat(named.refusal("GET", SCHEDULES, headers("Host", "KDELAY.internal:80"))).isEmpty();
+    // and: with tokens a foreign page has no token to send, so the name does not matter
+    assertThat(
+            withTokens.refusal(
+                "GET", SCHEDULES, headers("Host", "kdelay.example", "Authorization", "Bearer r")))
+        .isEmpty();
+  }
+
+  @Test
+  void shouldLetAPageOfTheEndpointsOwnOriginChangeState() {
+    // given: the console, served by the instance itself, posting to it
+    Headers own =
+        headers(
+            "Host", "127.0.0.1:8080", "Origin", "http://127.0.0.1:8080", "Content-Type", JSON_TYPE);
+    Headers otherPort =
+        headers(
+            "Host", "127.0.0.1:8080", "Origin", "http://127.0.0.1:9999", "Content-Type", JSON_TYPE);
+    HttpAccess https = new HttpAccess(AccessTokens.NONE, false, Set.of(), Set.of(), "https");
+
+    assertThat(HttpAccess.OPEN.refusal("POST", SCHEDULES, own)).isEmpty();
+    assertThat(HttpAccess.OPEN.refusal("POST", SCHEDULES, otherPort).orElseThrow().status())
+        .isEqualTo(403);
+    // an http page is not the origin of an https endpoint
+    assertThat(https.refusal("POST", SCHEDULES, own).orElseThrow().status()).isEqualTo(403);
+  }
+
+  @Test
   void shouldIgnoreTheForwardedMarkerWhenTheCallerHasNoValidToken() {
     Headers anonymous = headers(ApiRequest.FORWARDED_HEADER, "true");
     Headers peer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer w");
@@ -154,17 +204,18 @@ class HttpAccessTest {
     assertThat(HttpAccess.OPEN.forwarded(headers())).isFalse();
   }
 
+  /** Headers as Jetty gives them: looked up by name whatever its case, the first value. */
   private static Headers headers(String... namesAndValues) {
-    Headers headers = new Headers();
+    Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);
     for (int i = 0; i < namesAndValues.length; i += 2) {
-      headers.add(namesAndValues[i], namesAndValues[i + 1]);
+      headers.putIfAbsent(namesAndValues[i], namesAndValues[i + 1]);
     }
-    return headers;
+    return headers::get;
   }
 
-  private static DelayConfig config(Map<String, Object> more) {
+  private static ServiceConfig config(Map<String, Object> more) {
     Map<String, Object> props = new HashMap<>(more);
     props.putIfAbsent(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092");
-    return new DelayConfig(props);
+    return new ServiceConfig(props);
   }
 }

@@ -4,14 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
@@ -90,7 +98,7 @@ class HttpEndpointTest {
   }
 
   @Test
-  void shouldAnswerOverloadedFromTheOverflowThreadWhenTheLocalLaneIsFull() throws Exception {
+  void shouldAnswerOverloadedWhenTheLocalLaneIsFull() throws Exception {
     // given: the one local-lane thread is held
     Holding api = new Holding();
     String url = start(api, LOCAL_LANE_FULL_AT_ONE);
@@ -121,9 +129,9 @@ class HttpEndpointTest {
     // when
     HttpResponse<String> health = send(url + "/health/live", false);
 
-    // then: answered by the overflow thread, which turns everything else away
+    // then: answered on the server's own thread, not in the full lane
     assertThat(health.statusCode()).isEqualTo(200);
-    assertThat(json(health).path("thread").asText()).isEqualTo("kdelay-http-overflow");
+    assertThat(json(health).path("thread").asText()).startsWith("kdelay-http-io");
     assertThat(overloaded("local")).isZero();
   }
 
@@ -247,39 +255,195 @@ class HttpEndpointTest {
   }
 
   @Test
-  void shouldServeHealthWhileAClientSendsItsHeadersAByteASecond() throws Exception {
-    // given: a client that has sent a few bytes of its request line and goes on, a byte a second
-    String url = start(new Holding(), HttpEndpoint.Capacity.DEFAULT);
-    URI uri = URI.create(url);
-    try (java.net.Socket slow = new java.net.Socket(uri.getHost(), uri.getPort())) {
-      java.io.OutputStream out = slow.getOutputStream();
-      CompletableFuture<Void> dripping =
-          CompletableFuture.runAsync(
-              () -> {
-                try {
-                  for (byte b : "GET /health/live HTTP/1.1\r\nHost: x\r\n".getBytes()) {
-                    out.write(b);
-                    out.flush();
-                    Thread.sleep(1000); // the client under test is slow on purpose
-                  }
-                } catch (Exception e) {
-                  // The server closed the connection: what it should do, eventually.
-                }
-              });
-      out.write('G');
-      out.flush();
-
-      // when
-      long started = System.nanoTime();
-      HttpResponse<String> live = send(url + "/health/live", false);
-
-      // then: answered by another thread at once, not after the slow client's last byte
-      assertThat(live.statusCode()).isEqualTo(200);
-      assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
-      dripping.cancel(true);
+  void shouldServeOthersWhileManyClientsSendTheirHeadersAByteASecondAndCloseThemInTime()
+      throws Exception {
+    // given: more slow clients than the server and both lanes have threads, each having sent a
+    // few bytes of its request line, and going on a byte a second
+    Duration readTimeout = Duration.ofSeconds(2);
+    HttpEndpoint endpoint =
+        HttpEndpoint.bind(
+            InetAddress.getLoopbackAddress(),
+            0,
+            Optional.empty(),
+            new HttpEndpoint.Limits(1024, readTimeout, HttpEndpoint.Capacity.DEFAULT));
+    closeables.add(endpoint);
+    endpoint.start(new Holding(), registry);
+    String url = "http://127.0.0.1:" + endpoint.port();
+    List<SlowClient> slow = new ArrayList<>();
+    for (int i = 0; i < 40; i++) {
+      slow.add(new SlowClient(endpoint.port(), "GET /local HTTP/1.1\r\nHost: x\r\n"));
     }
-    // The JDK's own limit, which frees a thread held so, is in place.
-    assertThat(System.getProperty("sun.net.httpserver.maxReqTime")).isNotNull();
+    slow.forEach(client -> closeables.add(client));
+    slow.forEach(SlowClient::start);
+
+    // when
+    HttpResponse<String> live = send(url + "/health/live", false);
+    HttpResponse<String> other = send(url + "/local", false);
+
+    // then: both served at once, not after the slow clients' last bytes
+    assertThat(live.statusCode()).isEqualTo(200);
+    assertThat(other.statusCode()).isEqualTo(200);
+    // and: every slow client is cut off within the read timeout and one check, long before it
+    // would have sent its whole request line and headers (34 s at a byte a second)
+    for (SlowClient client : slow) {
+      assertThat(client.closed.get(readTimeout.toSeconds() * 5, TimeUnit.SECONDS))
+          .as("seconds until the server closed a slow client")
+          .isLessThan(readTimeout.toSeconds() * 3);
+    }
+  }
+
+  @Test
+  void shouldAnswer408WhenABodyDoesNotArriveInTime() throws Exception {
+    // given
+    HttpEndpoint endpoint =
+        HttpEndpoint.bind(
+            InetAddress.getLoopbackAddress(),
+            0,
+            Optional.empty(),
+            new HttpEndpoint.Limits(1024, Duration.ofSeconds(1), HttpEndpoint.Capacity.DEFAULT));
+    closeables.add(endpoint);
+    endpoint.start(new Holding(), registry);
+
+    // when: a body announced as 10 bytes, of which 2 arrive
+    try (Socket socket = new Socket("127.0.0.1", endpoint.port())) {
+      socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      socket
+          .getOutputStream()
+          .write(
+              ("POST /local HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
+                      + "Content-Length: 10\r\n\r\n{}")
+                  .getBytes(StandardCharsets.US_ASCII));
+      String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+      // then
+      assertThat(answer).startsWith("HTTP/1.1 408").contains("REQUEST_TIMEOUT");
+    }
+  }
+
+  @Test
+  void shouldRefuseAReadAddressedToAForeignNameAsAfterDnsRebinding() throws Exception {
+    // given: an endpoint without tokens, and a request as a browser sends it to a site whose
+    // name now resolves to 127.0.0.1
+    String url = start(new Holding(), HttpEndpoint.Capacity.DEFAULT);
+    int port = URI.create(url).getPort();
+
+    // when
+    String rebound = rawGet(port, "/local", "attacker.example:" + port);
+    String direct = rawGet(port, "/local", "127.0.0.1:" + port);
+
+    // then
+    assertThat(rebound).startsWith("HTTP/1.1 403").contains("HOST_NOT_ALLOWED");
+    assertThat(direct).startsWith("HTTP/1.1 200");
+  }
+
+  private static String rawGet(int port, String path, String host) throws IOException {
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+      socket
+          .getOutputStream()
+          .write(
+              ("GET " + path + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n\r\n")
+                  .getBytes(StandardCharsets.US_ASCII));
+      return new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+    }
+  }
+
+  @Test
+  void shouldAnswer413ForABodyOverTheLimitWithoutReadingIt() throws Exception {
+    // given
+    String url = start(new Holding(), HttpEndpoint.Capacity.DEFAULT);
+
+    // when
+    HttpResponse<String> response =
+        client.send(
+            HttpRequest.newBuilder(URI.create(url + "/local"))
+                .header("Content-Type", "application/json")
+                .POST(HttpRequest.BodyPublishers.ofString("x".repeat(1025)))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+
+    // then
+    assertThat(response.statusCode()).isEqualTo(413);
+    assertThat(json(response).path("error").asText()).isEqualTo("TOO_LARGE");
+  }
+
+  @Test
+  void shouldKeepAnEncodedSlashInsideOneSegment() throws Exception {
+    // given: an API that echoes the segments it was given
+    HttpEndpoint.Api echo =
+        new HttpEndpoint.Api() {
+          @Override
+          public ApiResponse handle(ApiRequest request) {
+            return ApiResponse.json(200, Map.of("segments", request.segments()));
+          }
+
+          @Override
+          public boolean asksPeers(ApiRequest request) {
+            return false;
+          }
+
+          @Override
+          public boolean answersAtOnce(ApiRequest request) {
+            return false;
+          }
+        };
+    String url = start(echo, HttpEndpoint.Capacity.DEFAULT);
+
+    // when
+    HttpResponse<String> response = send(url + "/schedules/order%2F42%20a", false);
+
+    // then
+    assertThat(response.statusCode()).as(response.body()).isEqualTo(200);
+    assertThat(json(response).path("segments").toString())
+        .isEqualTo("[\"schedules\",\"order/42 a\"]");
+  }
+
+  /** A client that sends a request a byte a second, and notes when the server closes on it. */
+  private static final class SlowClient implements AutoCloseable {
+    final CompletableFuture<Long> closed = new CompletableFuture<>();
+    private final Socket socket;
+    private final byte[] request;
+    private final Thread thread;
+
+    SlowClient(int port, String request) throws Exception {
+      this.socket = new Socket("127.0.0.1", port);
+      this.request = request.getBytes(StandardCharsets.US_ASCII);
+      this.thread = new Thread(this::drip, "slow-client");
+      thread.setDaemon(true);
+    }
+
+    void start() {
+      thread.start();
+    }
+
+    private void drip() {
+      long started = System.nanoTime();
+      try {
+        OutputStream out = socket.getOutputStream();
+        InputStream in = socket.getInputStream();
+        for (byte b : request) {
+          out.write(b);
+          out.flush();
+          // A byte a second, on purpose; a closed connection ends the wait at once.
+          socket.setSoTimeout(1_000);
+          try {
+            if (in.read() < 0) {
+              break;
+            }
+          } catch (SocketTimeoutException stillOpen) {
+            // Nothing from the server yet: the next byte.
+          }
+        }
+      } catch (IOException e) {
+        // Closed by the server while writing or reading: what the test waits for.
+      }
+      closed.complete(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - started));
+    }
+
+    @Override
+    public void close() throws IOException {
+      socket.close();
+    }
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.service.DelayService;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -35,11 +36,11 @@ final class HttpInstances {
     props.put(DelayConfig.STATE_DIR_CONFIG, state.toString());
     props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
     props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(DelayConfig.TOPIC_PARTITIONS_CONFIG, partitions);
-    props.put(DelayConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
-    props.put(DelayConfig.HTTP_PORT_CONFIG, freePort());
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, partitions);
+    props.put(ServiceConfig.TOPIC_REPLICATION_FACTOR_CONFIG, (short) 1);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, freePort());
     props.putAll(more);
-    DelayService service = new DelayService(new DelayConfig(props));
+    DelayService service = new DelayService(new ServiceConfig(props));
     resources.add(service);
     return service;
   }

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kdelay.service.DelayService;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.net.Inet4Address;
@@ -109,9 +110,9 @@ class HttpSecurityIT {
                 + "\n");
     Map<String, Object> secured =
         Map.of(
-            DelayConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
             tokens.toString(),
-            DelayConfig.HTTP_ALLOWED_ORIGINS_CONFIG,
+            ServiceConfig.HTTP_ALLOWED_ORIGINS_CONFIG,
             CONSOLE);
     DelayService first = create("a", "kdelay-it-" + name, secured);
     DelayService second = create("b", "kdelay-it-" + name, secured);
@@ -302,8 +303,11 @@ class HttpSecurityIT {
       long started = System.nanoTime();
       HttpResponse<String> live = get(urls.get(0) + "/health/live", Caller.NONE);
 
-      // then
+      HttpResponse<String> read = get(urls.get(0) + "/schedules?limit=1", Caller.READER);
+
+      // then: both served at once, not after the slow client's last byte
       assertThat(live.statusCode()).isEqualTo(200);
+      assertThat(read.statusCode()).isEqualTo(200);
       assertThat(Duration.ofNanos(System.nanoTime() - started)).isLessThan(Duration.ofSeconds(5));
       dripping.interrupt();
     }
@@ -324,7 +328,7 @@ class HttpSecurityIT {
 
   @Test
   void shouldRefuseToStartBeyondLoopbackWithoutTokensUnlessAuthIsExplicitlyOff() throws Exception {
-    Map<String, Object> everywhere = Map.of(DelayConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0");
+    Map<String, Object> everywhere = Map.of(ServiceConfig.HTTP_BIND_ADDRESS_CONFIG, "0.0.0.0");
     DelayService refused = create("c", "kdelay-it-" + name + "-open", everywhere);
 
     assertThatThrownBy(() -> refused.start(Optional.of(START_TIMEOUT)))
@@ -335,10 +339,10 @@ class HttpSecurityIT {
 
     // An operator who says that something in front authenticates gets an open endpoint.
     Map<String, Object> explicitlyOpen = new HashMap<>(everywhere);
-    explicitlyOpen.put(DelayConfig.HTTP_AUTH_REQUIRED_CONFIG, false);
+    explicitlyOpen.put(ServiceConfig.HTTP_AUTH_REQUIRED_CONFIG, false);
     explicitlyOpen.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-open-requests");
     explicitlyOpen.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-open-dlq");
-    explicitlyOpen.put(DelayConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
+    explicitlyOpen.put(ServiceConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
     DelayService open = create("d", "kdelay-it-" + name + "-open", explicitlyOpen);
     open.start(Optional.of(START_TIMEOUT));
     String url = "http://127.0.0.1:" + open.httpPort().orElseThrow();

@@ -113,8 +113,10 @@ final class Schedules {
 
   private static boolean supersedes(ScheduleEntry current, long requestMs) {
     // A cancel wins a tie: a schedule and a cancel stamped in the same millisecond most likely
-    // were sent in that order, the schedule detouring through the reroute topic.
-    return current.state() == State.CANCELLED
+    // were sent in that order, the schedule detouring through the reroute topic. A fire wins one
+    // too: a request stamped like the one that fired is that request again (a dead letter
+    // replayed twice keeps its timestamp), and must not fire a second time.
+    return current.state() == State.CANCELLED || current.state() == State.FIRED
         ? requestMs <= current.requestMs()
         : requestMs < current.requestMs();
   }

@@ -21,7 +21,7 @@ import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
 
 /**
- * Loads the service's {@link DelayConfig} from a properties file and the environment.
+ * Loads the service's {@link ServiceConfig} from a properties file and the environment.
  *
  * <p>Sources, later ones winning where both set a key:
  *
@@ -36,10 +36,10 @@ import org.apache.kafka.common.config.ConfigValue;
  * </ol>
  *
  * <pre>{@code
- * DelayConfig config = ServiceConfiguration.load(Optional.of(Path.of("kdelay.properties")), System.getenv());
+ * ServiceConfig config = ConfigSources.load(Optional.of(Path.of("kdelay.properties")), System.getenv());
  * }</pre>
  */
-public final class ServiceConfiguration {
+public final class ConfigSources {
 
   /** Prefix of the environment variables that set kdelay's own keys. */
   public static final String ENV_PREFIX = "DELAY_";
@@ -47,7 +47,7 @@ public final class ServiceConfiguration {
   /** Prefix of the environment variables that pass a Kafka property through. */
   public static final String KAFKA_ENV_PREFIX = "DELAY_KAFKA_";
 
-  private ServiceConfiguration() {}
+  private ConfigSources() {}
 
   /**
    * Loads and validates the configuration.
@@ -58,14 +58,14 @@ public final class ServiceConfiguration {
    * @throws ConfigException naming, for every bad setting, the key, the value received, where it
    *     came from and what is allowed; or if the file cannot be read
    */
-  public static DelayConfig load(Optional<Path> file, Map<String, String> environment) {
+  public static ServiceConfig load(Optional<Path> file, Map<String, String> environment) {
     requireNonNull(file, "file cannot be null");
     requireNonNull(environment, "environment cannot be null");
     Settings settings = new Settings();
     file.ifPresent(path -> readFile(path, settings));
     new TreeMap<>(environment).forEach((name, value) -> readVariable(name, value, settings));
-    settings.validate(DelayConfig.configDef());
-    return new DelayConfig(settings.values);
+    settings.validate(ServiceConfig.configDef());
+    return new ServiceConfig(settings.values);
   }
 
   /**

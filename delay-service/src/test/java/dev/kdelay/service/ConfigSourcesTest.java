@@ -3,7 +3,6 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,16 +13,16 @@ import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
-class ServiceConfigurationTest {
+class ConfigSourcesTest {
 
   @TempDir Path dir;
 
   @Test
   void shouldUseDefaultsWhenNothingIsGiven() {
-    DelayConfig config = ServiceConfiguration.load(Optional.empty(), Map.of());
+    ServiceConfig config = ConfigSources.load(Optional.empty(), Map.of());
 
-    assertThat(config.bootstrapServers()).isEmpty();
-    assertThat(config.requestsTopic()).isEqualTo("delay-requests");
+    assertThat(config.delay().bootstrapServers()).isEmpty();
+    assertThat(config.delay().requestsTopic()).isEqualTo("delay-requests");
   }
 
   @Test
@@ -36,47 +35,47 @@ class ServiceConfigurationTest {
                 + "security.protocol=SASL_SSL\n");
 
     // when
-    DelayConfig config = ServiceConfiguration.load(Optional.of(file), Map.of());
+    ServiceConfig config = ConfigSources.load(Optional.of(file), Map.of());
 
     // then
-    assertThat(config.requestsTopic()).isEqualTo("orders-later");
+    assertThat(config.delay().requestsTopic()).isEqualTo("orders-later");
     assertThat(config.httpPort()).isEqualTo(9000);
-    assertThat(config.kafkaProperties()).containsEntry("security.protocol", "SASL_SSL");
+    assertThat(config.delay().kafkaProperties()).containsEntry("security.protocol", "SASL_SSL");
   }
 
   @Test
   void shouldPreferTheEnvironmentWhenBothSetAKey() throws IOException {
     Path file = write("delay.requests.topic=from-file\ndelay.dlq.topic=dlq-from-file\n");
 
-    DelayConfig config =
-        ServiceConfiguration.load(
+    ServiceConfig config =
+        ConfigSources.load(
             Optional.of(file), Map.of("DELAY_REQUESTS_TOPIC", "from-env", "PATH", "/usr/bin"));
 
-    assertThat(config.requestsTopic()).isEqualTo("from-env");
-    assertThat(config.dlqTopic()).isEqualTo("dlq-from-file");
+    assertThat(config.delay().requestsTopic()).isEqualTo("from-env");
+    assertThat(config.delay().dlqTopic()).isEqualTo("dlq-from-file");
   }
 
   @Test
   void shouldPassKafkaPropertiesThroughWhenPrefixedDelayKafka() throws IOException {
     Path file = write("security.protocol=PLAINTEXT\n");
 
-    DelayConfig config =
-        ServiceConfiguration.load(
+    ServiceConfig config =
+        ConfigSources.load(
             Optional.of(file),
             Map.of(
                 "DELAY_KAFKA_SECURITY_PROTOCOL", "SSL",
                 "DELAY_KAFKA_SASL_MECHANISM", "PLAIN"));
 
-    assertThat(config.kafkaProperties())
+    assertThat(config.delay().kafkaProperties())
         .containsEntry("security.protocol", "SSL")
         .containsEntry("sasl.mechanism", "PLAIN");
-    assertThat(config.streamsProperties()).containsEntry("security.protocol", "SSL");
+    assertThat(config.delay().streamsProperties()).containsEntry("security.protocol", "SSL");
   }
 
   @Test
   void shouldNameKeyValueSourceAndAllowedWhenAValueIsBad() {
     assertThatThrownBy(
-            () -> ServiceConfiguration.load(Optional.empty(), Map.of("DELAY_HTTP_PORT", "99999")))
+            () -> ConfigSources.load(Optional.empty(), Map.of("DELAY_HTTP_PORT", "99999")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("delay.http.port=99999")
         .hasMessageContaining("environment variable DELAY_HTTP_PORT")
@@ -87,7 +86,7 @@ class ServiceConfigurationTest {
   void shouldNameTheTypeWhenAValueIsNotANumber() throws IOException {
     Path file = write("delay.topic.partitions=many\n");
 
-    assertThatThrownBy(() -> ServiceConfiguration.load(Optional.of(file), Map.of()))
+    assertThatThrownBy(() -> ConfigSources.load(Optional.of(file), Map.of()))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("delay.topic.partitions=many")
         .hasMessageContaining("file " + file)
@@ -98,7 +97,7 @@ class ServiceConfigurationTest {
   void shouldReportEveryBadValueWhenSeveralAreBad() {
     assertThatThrownBy(
             () ->
-                ServiceConfiguration.load(
+                ConfigSources.load(
                     Optional.empty(),
                     Map.of(
                         "DELAY_TARGET_TOPIC_ALLOW", "orders-(",
@@ -113,7 +112,7 @@ class ServiceConfigurationTest {
   void shouldRejectAnUnknownKeyWhenAVariableIsMisspelt() {
     assertThatThrownBy(
             () ->
-                ServiceConfiguration.load(
+                ConfigSources.load(
                     Optional.empty(), Map.of("DELAY_BOOTSTRAP_SERVER", "kafka:9092")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining(
@@ -129,9 +128,7 @@ class ServiceConfigurationTest {
             + " password=\"s3cr3t-pa55\";";
 
     assertThatThrownBy(
-            () ->
-                ServiceConfiguration.load(
-                    Optional.empty(), Map.of("DELAY_SASL_JAAS_CONFIGG", jaas)))
+            () -> ConfigSources.load(Optional.empty(), Map.of("DELAY_SASL_JAAS_CONFIGG", jaas)))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("environment variable DELAY_SASL_JAAS_CONFIGG")
         .hasMessageContaining("unknown kdelay configuration key")
@@ -143,7 +140,7 @@ class ServiceConfigurationTest {
   void shouldNotShowAnyValueWhenAnUnknownKeyComesFromTheFile() throws IOException {
     Path file = write("delay.http.auth.tokn=write 0123456789abcdef\n");
 
-    assertThatThrownBy(() -> ServiceConfiguration.load(Optional.of(file), Map.of()))
+    assertThatThrownBy(() -> ConfigSources.load(Optional.of(file), Map.of()))
         .hasMessageContaining("delay.http.auth.tokn (from file " + file + ")")
         .hasMessageNotContaining("0123456789abcdef");
   }
@@ -164,7 +161,7 @@ class ServiceConfigurationTest {
                 },
                 ConfigDef.Importance.LOW,
                 "a secret");
-    ServiceConfiguration.Settings settings = new ServiceConfiguration.Settings();
+    ConfigSources.Settings settings = new ConfigSources.Settings();
     settings.put("delay.webhook.secret", "hunter2", "environment variable DELAY_WEBHOOK_SECRET");
 
     // when / then
@@ -184,7 +181,7 @@ class ServiceConfigurationTest {
                 ConfigDef.Type.INT,
                 ConfigDef.Importance.LOW,
                 "a number that is secret");
-    ServiceConfiguration.Settings settings = new ServiceConfiguration.Settings();
+    ConfigSources.Settings settings = new ConfigSources.Settings();
     settings.put("delay.api.token", "not-a-number-42", "file kdelay.properties");
 
     assertThatThrownBy(() -> settings.validate(definition))
@@ -196,18 +193,18 @@ class ServiceConfigurationTest {
   void shouldFailClearlyWhenTheFileIsMissing() {
     Path missing = dir.resolve("missing.properties");
 
-    assertThatThrownBy(() -> ServiceConfiguration.load(Optional.of(missing), Map.of()))
+    assertThatThrownBy(() -> ConfigSources.load(Optional.of(missing), Map.of()))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("Cannot read configuration file " + missing);
   }
 
   @Test
   void shouldMapVariablesWhenTheyHaveOurPrefix() {
-    assertThat(ServiceConfiguration.keyOfVariable("DELAY_STATE_DIR")).contains("delay.state.dir");
-    assertThat(ServiceConfiguration.keyOfVariable("DELAY_KAFKA_SSL_TRUSTSTORE_LOCATION"))
+    assertThat(ConfigSources.keyOfVariable("DELAY_STATE_DIR")).contains("delay.state.dir");
+    assertThat(ConfigSources.keyOfVariable("DELAY_KAFKA_SSL_TRUSTSTORE_LOCATION"))
         .contains("ssl.truststore.location");
-    assertThat(ServiceConfiguration.keyOfVariable("DELAY_")).isEmpty();
-    assertThat(ServiceConfiguration.keyOfVariable("HOME")).isEmpty();
+    assertThat(ConfigSources.keyOfVariable("DELAY_")).isEmpty();
+    assertThat(ConfigSources.keyOfVariable("HOME")).isEmpty();
   }
 
   private Path write(String content) throws IOException {
