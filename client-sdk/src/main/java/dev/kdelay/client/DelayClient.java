@@ -53,6 +53,9 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * producer's I/O thread, so non-async dependent actions run there and must not block.
  *
  * <p>A client is thread-safe, as Kafka's producer is.
+ *
+ * <p>To retry a record a consumer failed on, with back-off and a dead-letter topic, see {@link
+ * RetryHandler}.
  */
 public final class DelayClient implements AutoCloseable {
 
