@@ -174,6 +174,14 @@ class HttpSecurityIT {
             .as(as)
             .isEqualTo(write);
         assertThat(send(url + anyId, "DELETE", "", caller).statusCode()).as(as).isEqualTo(write);
+        assertThat(get(url + "/dead-letters?limit=1", caller).statusCode()).as(as).isEqualTo(read);
+        int replay = send(url + "/dead-letters/0/0/replay", "POST", "{}", caller).statusCode();
+        if (caller == Caller.WRITER) {
+          // Past the access rules: whether there is a dead letter to replay is another matter.
+          assertThat(replay).as(as).isIn(202, 404, 409);
+        } else {
+          assertThat(replay).as(as).isEqualTo(write);
+        }
         HttpResponse<String> unauthenticated = get(url + anyId, caller);
         if (read == 401) {
           assertThat(unauthenticated.headers().firstValue("WWW-Authenticate"))
