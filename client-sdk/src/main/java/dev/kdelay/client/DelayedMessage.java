@@ -52,6 +52,7 @@ public final class DelayedMessage {
   private final Integer targetPartition;
   private final byte[] payload;
   private final List<Header> headers;
+  private final Instant requestTimestamp;
 
   private DelayedMessage(Builder builder) {
     this.id = builder.id;
@@ -64,6 +65,7 @@ public final class DelayedMessage {
     this.targetPartition = builder.targetPartition;
     this.payload = builder.payload;
     this.headers = List.copyOf(builder.headers);
+    this.requestTimestamp = builder.requestTimestamp;
   }
 
   /**
@@ -182,7 +184,13 @@ public final class DelayedMessage {
   ProducerRecord<byte[], byte[]> toRequest(String requestsTopic) {
     // The payload array is shared with the record, not copied: this message never changes it
     // and the producer only reads it.
-    ProducerRecord<byte[], byte[]> record = new ProducerRecord<>(requestsTopic, key, payload);
+    ProducerRecord<byte[], byte[]> record =
+        new ProducerRecord<>(
+            requestsTopic,
+            null,
+            requestTimestamp == null ? null : requestTimestamp.toEpochMilli(),
+            key,
+            payload);
     Headers out = record.headers();
     // An explicit action is what tells kdelay that a null value is a tombstone to deliver,
     // not a cancel.
@@ -246,6 +254,7 @@ public final class DelayedMessage {
     private byte[] payload;
     private boolean payloadSet;
     private final List<Header> headers = new ArrayList<>();
+    private Instant requestTimestamp;
 
     private Builder(String id, String targetTopic) {
       this.key = scheduleId(id);
@@ -400,6 +409,22 @@ public final class DelayedMessage {
             "header name '" + name + "' is reserved by kdelay and cannot be carried");
       }
       headers.add(new CarriedHeader(name, copy(value)));
+      return this;
+    }
+
+    /**
+     * Stamps the request record with this time instead of when it is sent. kdelay orders the
+     * requests for one id by their timestamps: a request stamped no newer than the one that fired
+     * the id is dead-lettered {@code SUPERSEDED}. So a request sent again with the same stamp,
+     * after a restart for instance, schedules once. A stamp more than {@code
+     * delay.max.clock.skew.ms} ahead of kdelay's clock counts as the time kdelay reads it.
+     *
+     * @param timestamp the request record's timestamp
+     * @return this builder
+     * @throws NullPointerException if {@code timestamp} is null
+     */
+    public Builder requestTimestamp(Instant timestamp) {
+      this.requestTimestamp = requireNonNull(timestamp, "timestamp cannot be null");
       return this;
     }
 

@@ -65,11 +65,13 @@ import org.apache.kafka.common.serialization.Serializer;
  * <p><b>Handled twice, scheduled once.</b> The kdelay schedule id is derived from the group, the
  * record's origin (topic, partition and offset of its first delivery) and the attempt number, so a
  * consumer that restarted before committing and handles the same failure again sends a request for
- * the same id, which replaces the first: one retry fires. That holds while the first retry is
- * pending; a consumer that took longer than the back-off to come back finds it fired and schedules
- * a second. For none ever, use a transactional producer and {@link #handleInTransaction}, which
- * commits the request and the consumer's offset in one transaction: a retried record is then
- * neither lost nor doubled. A dead letter is written directly, so the same holds for it.
+ * the same id, which replaces the first: one retry fires. The request is stamped with the failed
+ * record's timestamp, so once the first retry has fired, kdelay takes the second request for the
+ * same one again and dead-letters it {@code SUPERSEDED} (for {@code delay.fired.retention.ms},
+ * default an hour). A dead letter of the handler's own is written directly, so a consumer that
+ * comes back can write it twice; for none ever, use a transactional producer and {@link
+ * #handleInTransaction}, which commits the request or dead letter and the consumer's offset in one
+ * transaction: a retried record is then neither lost nor doubled.
  *
  * <p><b>Keys.</b> kdelay keys a fired record with text ({@code delay-target-key}), so a record
  * whose key is not UTF-8 is dead-lettered ({@link DeadLetterReason#KEY_NOT_TEXT}) rather than
@@ -157,7 +159,7 @@ public final class RetryHandler {
     } catch (IllegalArgumentException e) {
       return deadLetter(failed, key, value, DeadLetterReason.KEY_NOT_TEXT);
     }
-    return retry(failed, textKey, value);
+    return retry(failed, textKey, value, record.timestamp());
   }
 
   /**
@@ -219,11 +221,18 @@ public final class RetryHandler {
     return policy;
   }
 
-  private CompletableFuture<RetryOutcome> retry(FailedAttempt failed, String key, byte[] value) {
+  private CompletableFuture<RetryOutcome> retry(
+      FailedAttempt failed, String key, byte[] value, long recordTimestamp) {
     String topic = retryTopic == null ? failed.topic() : retryTopic;
     String id = failed.scheduleId(group);
     Instant dueAt = failed.failedAt().plus(policy.delay(failed.attempt()));
     DelayedMessage.Builder message = DelayedMessage.builder(id, topic).fireAt(dueAt);
+    if (recordTimestamp >= 0) {
+      // Stamped like the failed record, the same failure handled again (a consumer restarted
+      // before it committed) is the same request: once the retry fired, kdelay dead-letters a
+      // second one SUPERSEDED instead of firing it again.
+      message.requestTimestamp(Instant.ofEpochMilli(recordTimestamp));
+    }
     if (key != null) {
       message.targetKey(key);
     }

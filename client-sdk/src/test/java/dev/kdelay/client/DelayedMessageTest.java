@@ -17,6 +17,23 @@ class DelayedMessageTest {
   private static final Instant DUE = Instant.parse("2026-03-01T09:00:00Z");
 
   @Test
+  void shouldStampTheRequestWithTheGivenTimeOrLeaveItToTheProducer() {
+    Instant stamp = DUE.minusSeconds(3_600);
+
+    DelayedMessage stamped =
+        DelayedMessage.builder("retry-1", "orders")
+            .fireAt(DUE)
+            .payload("p")
+            .requestTimestamp(stamp)
+            .build();
+    DelayedMessage unstamped =
+        DelayedMessage.builder("retry-1", "orders").fireAt(DUE).payload("p").build();
+
+    assertThat(stamped.toRequest("delay-requests").timestamp()).isEqualTo(stamp.toEpochMilli());
+    assertThat(unstamped.toRequest("delay-requests").timestamp()).isNull();
+  }
+
+  @Test
   void shouldExposeWhatWasSetWhenBuilt() {
     DelayedMessage message =
         DelayedMessage.builder("invoice-7", "reminders")

@@ -92,6 +92,11 @@ public final class RetryFixture implements AutoCloseable {
   }
 
   /** Creates single-partition topics. */
+  /** kdelay's own dead-letter topic, where the requests it refuses go. */
+  public String kdelayDeadLetterTopic() {
+    return config.delay().dlqTopic();
+  }
+
   public void createTopics(String... topics) throws Exception {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
       List<NewTopic> created = new ArrayList<>();

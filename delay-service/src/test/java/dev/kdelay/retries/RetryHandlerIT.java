@@ -240,6 +240,20 @@ class RetryHandlerIT {
     assertThat(kdelay.readAll(topic, IsolationLevel.READ_COMMITTED))
         .extracting(r -> RetryHeaders.attempt(r.headers()))
         .containsExactly(0, 1);
+
+    // and when: handled a third time, after the retry fired (a consumer that stayed away longer)
+    retries.handle(record, new IllegalStateException()).join();
+    kdelay.awaitRequestsApplied();
+
+    // then: kdelay takes it for the request that fired, refuses it, and fires nothing more
+    assertThat(requestsOf(name)).hasSize(3);
+    assertThat(kdelay.readAll(kdelay.kdelayDeadLetterTopic(), IsolationLevel.READ_COMMITTED))
+        .filteredOn(r -> r.key().equals(((RetryOutcome.Retried) first).scheduleId()))
+        .extracting(r -> new String(r.headers().lastHeader("delay-error").value()))
+        .containsExactly("SUPERSEDED");
+    assertThat(kdelay.readAll(topic, IsolationLevel.READ_COMMITTED))
+        .extracting(r -> RetryHeaders.attempt(r.headers()))
+        .containsExactly(0, 1);
   }
 
   @Test
