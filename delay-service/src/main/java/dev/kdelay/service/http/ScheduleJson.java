@@ -4,7 +4,6 @@ import dev.kdelay.schemas.CronSpec;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.Target;
-import dev.kdelay.topology.PendingTask;
 import dev.kdelay.topology.ScheduleView;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -32,11 +31,11 @@ final class ScheduleJson {
   }
 
   /** A task in the listing of {@code GET /schedules}. */
-  static Map<String, Object> pending(PendingTask pending) {
+  static Map<String, Object> pending(String id, long dueMs, StoredTask task) {
     Map<String, Object> json = new LinkedHashMap<>();
-    json.put("id", pending.id());
-    time(json, "dueAt", pending.dueMs());
-    task(json, pending.id(), pending.task());
+    json.put("id", id);
+    time(json, "dueAt", dueMs);
+    task(json, id, task);
     return json;
   }
 
