@@ -109,7 +109,8 @@ public final class DelayConfig extends AbstractConfig {
 
   public static final String BUCKET_WIDTH_CONFIG = "delay.bucket.width.ms";
   private static final String BUCKET_WIDTH_DOC =
-      "Width of the time buckets of the task store; a drained bucket is removed as a whole.";
+      "Not used: kdelay's first store layout grouped tasks in time buckets of this width; the"
+          + " schedule store orders them by an index instead. Still accepted.";
 
   public static final String MAX_ID_BYTES_CONFIG = "delay.max.id.bytes";
   private static final String MAX_ID_BYTES_DOC = "Longest schedule id, in UTF-8 bytes.";

@@ -106,6 +106,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());
     ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
+    store.onCommit(FireCommits::committed);
     Recurrence recurrence =
         new Recurrence(
             new Occurrences(config.horizonMs()),

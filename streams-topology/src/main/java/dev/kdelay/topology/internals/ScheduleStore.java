@@ -83,6 +83,7 @@ public final class ScheduleStore implements StateStore, ReadableSchedules {
 
   private final ScheduleBytesStore bytes;
   private InternalProcessorContext<?, ?> context;
+  private Runnable onCommit = () -> {};
 
   ScheduleStore(ScheduleBytesStore bytes) {
     this.bytes = bytes;
@@ -221,9 +222,18 @@ public final class ScheduleStore implements StateStore, ReadableSchedules {
     return new Listing(listed, read.complete());
   }
 
+  /**
+   * Tells a listener of every commit of the store's task: Kafka Streams commits the stores of a
+   * task on the stream thread right before the transaction (see {@link FireCommits}).
+   */
+  void onCommit(Runnable listener) {
+    this.onCommit = listener;
+  }
+
   @Override
   public void commit(Map<TopicPartition, Long> changelogOffsets) {
     bytes.commit(changelogOffsets);
+    onCommit.run();
   }
 
   @Override
