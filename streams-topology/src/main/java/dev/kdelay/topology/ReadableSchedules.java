@@ -1,6 +1,6 @@
 package dev.kdelay.topology;
 
-import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.StoredTaskSummary;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Comparator;
@@ -54,9 +54,10 @@ public interface ReadableSchedules {
    *
    * @param id the schedule id
    * @param dueMs when it fires, epoch milliseconds
-   * @param task the stored task, or why it cannot be read
+   * @param task what a listing shows of the stored task (read without copying its payload), or why
+   *     it cannot be read
    */
-  record Listed(String id, long dueMs, Decoded<StoredTask> task) {
+  record Listed(String id, long dueMs, Decoded<StoredTaskSummary> task) {
 
     /**
      * The order tasks fire in within a partition, and so the order of merged listings: by due time,

@@ -147,7 +147,7 @@ class ScheduleStoresTest {
             "task-1", "task-6", "task-3", "task-4", "task-9", "task-0", "task-7", "task-5",
             "task-8", "task-2");
     assertThat(all).isSortedAccordingTo(Listed.DUE_ORDER);
-    assertThat(all.get(0).task().value().schedule().target().topic()).isEqualTo(TARGET);
+    assertThat(all.get(0).task().value().target().topic()).isEqualTo(TARGET);
   }
 
   @Test

@@ -1,7 +1,7 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.ReadableSchedules;
@@ -131,7 +131,7 @@ final class LocalStores {
     List<ListedTask> unreadable = new ArrayList<>();
     ListedTask last = null;
     for (ReadableSchedules.Listed task : listing.tasks()) {
-      if (task.task() instanceof Decoded.Readable<StoredTask> readable) {
+      if (task.task() instanceof Decoded.Readable<StoredTaskSummary> readable) {
         last =
             new ListedTask(
                 task.dueMs(),
@@ -139,7 +139,7 @@ final class LocalStores {
                 ScheduleJson.pending(task.id(), task.dueMs(), readable.value()));
         listed.add(last);
       } else {
-        String error = ((Decoded.Unreadable<StoredTask>) task.task()).error();
+        String error = ((Decoded.Unreadable<StoredTaskSummary>) task.task()).error();
         log.warn(
             "event=admin-unreadable-task id={} partition={} due={} error={}",
             LogValues.quote(task.id()),

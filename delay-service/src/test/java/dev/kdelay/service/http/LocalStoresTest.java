@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.Decoded;
@@ -97,10 +98,13 @@ class LocalStoresTest {
   @Test
   void shouldListTheReadableTasksAndReportTheUnreadableOnes() {
     // given: three tasks, the middle one unreadable
-    schedules.listed.add(new ReadableSchedules.Listed("first", DUE, Decoded.readable(task(DUE))));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "first", DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
     schedules.listed.add(new ReadableSchedules.Listed("broken", DUE + 1, Decoded.unreadable("x")));
     schedules.listed.add(
-        new ReadableSchedules.Listed("last", DUE + 2, Decoded.readable(task(DUE + 2))));
+        new ReadableSchedules.Listed(
+            "last", DUE + 2, Decoded.readable(StoredTaskSummary.of(task(DUE + 2)))));
 
     // when
     LocalStores.Share share = local.pending(PARTITION, everything(100), Long.MAX_VALUE);
@@ -122,9 +126,12 @@ class LocalStoresTest {
   @Test
   void shouldSayWhereAShareStoppedAtItsByteBudget() {
     // given: a listing that stopped at its budget after its second task
-    schedules.listed.add(new ReadableSchedules.Listed("first", DUE, Decoded.readable(task(DUE))));
     schedules.listed.add(
-        new ReadableSchedules.Listed("second", DUE + 1, Decoded.readable(task(DUE + 1))));
+        new ReadableSchedules.Listed(
+            "first", DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "second", DUE + 1, Decoded.readable(StoredTaskSummary.of(task(DUE + 1)))));
     schedules.complete = false;
 
     // when

@@ -2,6 +2,7 @@ package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.StoredTaskCodec;
+import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.topology.Decoded;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
@@ -78,7 +79,22 @@ public record ScheduleEntry(State state, long timeMs, long requestMs, byte[] tas
     try {
       return Decoded.readable(StoredTaskCodec.decode(task));
     } catch (IllegalArgumentException e) {
-      // The one place a task's bytes are decoded: StoredTaskCodec throws only this.
+      // Where a task's bytes are decoded (and in summarizeTask): StoredTaskCodec throws only this.
+      return Decoded.unreadable(e.getMessage());
+    }
+  }
+
+  /**
+   * What a listing shows of the stored task, read without copying its payload; unreadable as {@link
+   * #decodeTask} would be.
+   */
+  public Decoded<StoredTaskSummary> summarizeTask() {
+    if (task.length == 0) {
+      return Decoded.unreadable(state + " entry holds no task");
+    }
+    try {
+      return Decoded.readable(StoredTaskCodec.summarize(task));
+    } catch (IllegalArgumentException e) {
       return Decoded.unreadable(e.getMessage());
     }
   }

@@ -1,6 +1,6 @@
 package dev.kdelay.topology.internals;
 
-import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.ReadableSchedules;
 import dev.kdelay.topology.ScheduleView;
@@ -216,7 +216,7 @@ public final class ScheduleStore implements StateStore, ReadableSchedules {
     ScheduleBytesStore.Listing read = bytes.listDue(from, dueBeforeMs, limit, maxBytes);
     List<Listed> listed = new ArrayList<>(read.entries().size());
     for (ScheduleBytesStore.Due entry : read.entries()) {
-      Decoded<StoredTask> task = ScheduleEntry.decode(entry.entry()).value().decodeTask();
+      Decoded<StoredTaskSummary> task = ScheduleEntry.decode(entry.entry()).value().summarizeTask();
       listed.add(new Listed(text(entry.id()), entry.dueMs(), task));
     }
     return new Listing(listed, read.complete());
