@@ -4,6 +4,7 @@ import java.io.File;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;
@@ -12,7 +13,6 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.ProcessorStateException;
@@ -21,9 +21,6 @@ import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
 import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
-import org.rocksdb.BlockBasedTableConfig;
-import org.rocksdb.BloomFilter;
-import org.rocksdb.CompressionType;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -31,8 +28,6 @@ import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
 import org.rocksdb.WriteBatch;
 import org.rocksdb.WriteOptions;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The bytes level of the schedule store: one RocksDB instance holding each id's {@link
@@ -57,11 +52,6 @@ import org.slf4j.LoggerFactory;
  * query's read and the owner's close never overlap; uncontended, it costs nanoseconds.
  */
 public final class ScheduleBytesStore implements StateStore {
-
-  private static final Logger log = LoggerFactory.getLogger(ScheduleBytesStore.class);
-
-  /** Directories of kdelay's first layout (two stores), next to this store's. */
-  static final List<String> FIRST_LAYOUT_STORES = List.of("delay-tasks", "delay-schedules");
 
   static {
     RocksDB.loadLibrary();
@@ -113,27 +103,12 @@ public final class ScheduleBytesStore implements StateStore {
   public synchronized void init(StateStoreContext context, StateStore root) {
     this.context = context;
     File rocksdb = new File(context.stateDir(), "rocksdb");
-    warnOfFirstLayout(rocksdb);
+    StoreFormat.warnOfFirstLayout(rocksdb, name);
     openDb(new File(rocksdb, name), context.appConfigs());
+    // Kafka Streams' internal record-level callback, as its own header-aware stores use: the
+    // public BatchingStateRestoreCallback gives keys and values only, and a marker travels in a
+    // tombstone's header.
     context.register(root, (RecordBatchingStateRestoreCallback) this::restoreBatch);
-  }
-
-  private void warnOfFirstLayout(File rocksdb) {
-    for (String old : FIRST_LAYOUT_STORES) {
-      if (new File(rocksdb, old).isDirectory()) {
-        log.error(
-            "event=old-state-layout dir={} this kdelay keeps schedules in store '{}' and does not"
-                + " read the stores of kdelay's first layout ({}): their pending tasks will not"
-                + " fire. Drain them with the previous version (stop producing requests, wait"
-                + " until kdelay_pending_tasks is 0), then start this one; delete the old"
-                + " changelog topics <application.id>-delay-tasks-changelog and"
-                + " <application.id>-delay-schedules-changelog and the directory to silence this.",
-            new File(rocksdb, old),
-            name,
-            FIRST_LAYOUT_STORES);
-        return;
-      }
-    }
   }
 
   void openDb(File dir, Map<String, Object> configs) {
@@ -145,77 +120,19 @@ public final class ScheduleBytesStore implements StateStore {
     flushOnCommit =
         !StreamsConfig.EXACTLY_ONCE_V2.equals(
             String.valueOf(configs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
-    options = defaultOptions();
-    configSetter = configSetter(configs);
+    options = RocksDbOptions.defaults();
+    configSetter = RocksDbOptions.configSetter(configs);
     if (configSetter != null) {
       configSetter.setConfig(name, options, configs);
     }
     writeOptions = new WriteOptions().setDisableWAL(true);
     try {
       db = RocksDB.open(options, dir.getAbsolutePath());
-      checkFormat(dir);
+      StoreFormat.check(db, writeOptions, name, dir);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("cannot open RocksDB store " + name + " in " + dir, e);
     }
     open = true;
-  }
-
-  /** Stamps a new store with its format; refuses one written in another. */
-  private void checkFormat(File dir) throws RocksDBException {
-    byte[] format = db.get(StoreKeys.FORMAT_KEY);
-    if (format == null) {
-      try (RocksIterator any = db.newIterator()) {
-        any.seekToFirst();
-        if (any.isValid()) {
-          throw new ProcessorStateException(
-              "store " + name + " in " + dir + " holds data without a format key: delete " + dir);
-        }
-      }
-      db.put(writeOptions, StoreKeys.FORMAT_KEY, new byte[] {ScheduleEntry.FORMAT_2});
-    } else if (format.length != 1 || format[0] != ScheduleEntry.FORMAT_2) {
-      throw new ProcessorStateException(
-          "store "
-              + name
-              + " in "
-              + dir
-              + " has format "
-              + (format.length == 0 ? "(empty)" : format[0])
-              + ", this kdelay reads "
-              + ScheduleEntry.FORMAT_2
-              + ": it was written by another version. Delete "
-              + dir
-              + " to restore it from the changelog");
-    }
-  }
-
-  private static Options defaultOptions() {
-    BlockBasedTableConfig table = new BlockBasedTableConfig();
-    table.setBlockSize(16 * 1024);
-    // Point lookups (an id's entry) go to one key; a bloom filter skips most files.
-    table.setFilterPolicy(new BloomFilter(10, false));
-    return new Options()
-        .setCreateIfMissing(true)
-        .setErrorIfExists(false)
-        .setTableFormatConfig(table)
-        .setCompressionType(CompressionType.LZ4_COMPRESSION)
-        .setWriteBufferSize(16L * 1024 * 1024)
-        .setMaxWriteBufferNumber(3)
-        .setMaxBackgroundJobs(2);
-  }
-
-  private static RocksDBConfigSetter configSetter(Map<String, Object> configs) {
-    Object setter = configs.get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
-    if (setter == null) {
-      return null;
-    }
-    if (setter instanceof Class<?> type) {
-      return (RocksDBConfigSetter) Utils.newInstance(type);
-    }
-    try {
-      return Utils.newInstance(setter.toString(), RocksDBConfigSetter.class);
-    } catch (ClassNotFoundException e) {
-      throw new ProcessorStateException("cannot load RocksDB config setter " + setter, e);
-    }
   }
 
   /** The entry of an id in binary form, or null. */
@@ -251,7 +168,7 @@ public final class ScheduleBytesStore implements StateStore {
       throws RocksDBException {
     byte[] oldIndex = StoreKeys.indexOf(id, previous);
     byte[] newIndex = StoreKeys.indexOf(id, next);
-    if (oldIndex != null && (newIndex == null || !java.util.Arrays.equals(oldIndex, newIndex))) {
+    if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
       batch.delete(oldIndex);
     }
     if (next == null) {
@@ -317,7 +234,7 @@ public final class ScheduleBytesStore implements StateStore {
         first = first == null ? key : first;
         byte[] id = StoreKeys.idOfIndex(key);
         byte[] entry = db.get(StoreKeys.entry(id));
-        if (!java.util.Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
+        if (!Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
           stale.add(key); // left by a write that did not know the entry it replaced
           continue;
         }
@@ -370,7 +287,7 @@ public final class ScheduleBytesStore implements StateStore {
         byte[] id = StoreKeys.idOfIndex(key);
         byte[] entry = db.get(StoreKeys.entry(id));
         batch.delete(key);
-        if (java.util.Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
+        if (Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
           batch.delete(StoreKeys.entry(id));
           swept++;
         }
@@ -406,7 +323,7 @@ public final class ScheduleBytesStore implements StateStore {
         }
         byte[] id = StoreKeys.idOfIndex(scan.key());
         byte[] entry = db.get(StoreKeys.entry(id));
-        if (java.util.Arrays.equals(scan.key(), StoreKeys.indexOf(id, entry))) {
+        if (Arrays.equals(scan.key(), StoreKeys.indexOf(id, entry))) {
           listed.add(new Due(id, StoreKeys.timeOfIndex(scan.key()), entry));
           bytes += entry.length;
         }

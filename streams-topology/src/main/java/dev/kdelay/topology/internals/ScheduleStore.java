@@ -129,6 +129,11 @@ public final class ScheduleStore implements StateStore, ReadableSchedules {
     log(id, null, new RecordHeaders());
   }
 
+  /**
+   * Sends a changelog record through Kafka Streams' internal context, as its own change-logging
+   * stores do: the public API has no way to log a record whose value differs from what the store
+   * keeps (a tombstone for a marker) or that carries headers.
+   */
   private void log(String id, byte[] value, Headers headers) {
     context.logChange(
         name(),

@@ -1,5 +1,6 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.Action;
 import dev.kdelay.schemas.CronSpec;
 import dev.kdelay.schemas.DelayRequest;
 import dev.kdelay.schemas.Rejection;
@@ -81,8 +82,7 @@ final class Schedules {
     if (stored != null && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
       // A schedule or a cancel replaces the whole entry, so it needs nothing from it; a pause or a
       // resume would need its task.
-      if (request.action() == dev.kdelay.schemas.Action.PAUSE
-          || request.action() == dev.kdelay.schemas.Action.RESUME) {
+      if (request.action() == Action.PAUSE || request.action() == Action.RESUME) {
         return rejection(
             RejectionReason.UNREADABLE_TASK,
             "the stored state of this id cannot be read ("
