@@ -13,7 +13,8 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.utils.Utils;
 
 /**
- * The binary form of a {@link StoredTask}, the value of the task store and of its changelog.
+ * The binary form of a {@link StoredTask}, kept in the schedule store's entries and their
+ * changelog.
  *
  * <p>Layout of version 1, all integers big-endian; {@code str} is an {@code i32} byte length and
  * UTF-8 bytes, {@code bytes} an {@code i32} length ({@value #NULL_LENGTH} for null) and the bytes:

@@ -65,7 +65,7 @@ final class FirePunctuator implements Punctuator {
         @Override
         public void unreadable(Record<byte[], byte[]> deadLetter) {
           log.error(
-              "event=unreadable-task id={} due={} dead-lettered; the task store may be corrupt",
+              "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
               LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
               deadLetter.timestamp());
           deadLetters.write(deadLetter);
