@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import dev.kdelay.topology.DelayTopology;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -373,8 +374,8 @@ public final class Benchmark {
             filled.heapAfterGcBytes(), filled.jvm().residentBytes(), filled.stateDirBytes()));
     testbed.stop(filled);
     long changelog =
-        testbed.endOffsetSum(FILLED_APPLICATION + "-delay-tasks-changelog")
-            + testbed.endOffsetSum(FILLED_APPLICATION + "-delay-schedules-changelog");
+        testbed.endOffsetSum(
+            FILLED_APPLICATION + "-" + DelayTopology.SCHEDULES_STORE + "-changelog");
     progress("restoring %,d changelog records on a fresh instance", changelog);
     App restored =
         testbed.start(AppKind.KDELAY, "kdelay-b-restore", FILLED_APPLICATION, FILLED_REQUESTS, "");

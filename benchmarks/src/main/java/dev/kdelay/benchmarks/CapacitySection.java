@@ -171,7 +171,7 @@ final class CapacitySection {
                 + " RUNNING in %.1f s,",
             restoreMs / 1000.0)
         .line(
-            "                         %,d changelog records (both stores, with markers); an empty"
+            "                         %,d changelog records (entries and markers); an empty"
                 + " instance starts in %.1f s,",
             changelogRecords, emptyStartupMs / 1000.0)
         .line(

@@ -22,8 +22,7 @@ import org.apache.kafka.common.config.TopicConfig;
  */
 final class ChangelogTopics {
 
-  private static final List<String> STORES =
-      List.of(DelayTopology.TASKS_STORE, DelayTopology.SCHEDULES_STORE);
+  private static final List<String> STORES = List.of(DelayTopology.SCHEDULES_STORE);
 
   private ChangelogTopics() {}
 

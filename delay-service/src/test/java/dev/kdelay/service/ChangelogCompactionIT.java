@@ -47,7 +47,7 @@ class ChangelogCompactionIT {
                 2,
                 ServiceConfig.HTTP_PORT_CONFIG,
                 0));
-    String changelog = name + "-delay-tasks-changelog";
+    String changelog = name + "-delay-schedules-v2-changelog";
     try (DescribedTopics topics = new DescribedTopics(kafka)) {
       NewTopic deleting =
           new NewTopic(changelog, 2, (short) 1).configs(Map.of("cleanup.policy", "delete"));

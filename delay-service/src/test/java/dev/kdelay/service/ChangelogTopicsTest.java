@@ -15,7 +15,7 @@ class ChangelogTopicsTest {
   @Test
   void shouldNameChangelogsAsKafkaStreamsDoes() {
     assertThat(ChangelogTopics.all("kdelay"))
-        .containsExactly("kdelay-delay-tasks-changelog", "kdelay-delay-schedules-changelog");
+        .containsExactly("kdelay-delay-schedules-v2-changelog");
   }
 
   @Test

@@ -85,8 +85,7 @@ class ReplicatedTopicDefaultsIT {
               config.delay().requestsTopic(),
               config.delay().dlqTopic(),
               config.delay().rerouteTopic(),
-              applicationId + "-delay-tasks-changelog",
-              applicationId + "-delay-schedules-changelog")) {
+              applicationId + "-delay-schedules-v2-changelog")) {
         assertThat(topics.replicationFactor(topic)).as(topic).isEqualTo(replication);
         assertThat(topics.config(topic, "min.insync.replicas")).as(topic).isEqualTo(minInsync);
       }

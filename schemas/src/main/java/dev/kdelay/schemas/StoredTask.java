@@ -3,8 +3,7 @@ package dev.kdelay.schemas;
 import java.util.Objects;
 
 /**
- * A pending task as kept in the task store. Its due time and schedule id are the store key; this is
- * the value.
+ * A pending task as kept in the schedule store, inside the entry of its schedule id.
  *
  * @param schedule what to deliver, where, and the timing it came from
  * @param occurrence the 1-based number of the occurrence this entry fires as (1 for one-shots)

@@ -13,7 +13,8 @@ import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.utils.Utils;
 
 /**
- * The binary form of a {@link StoredTask}, the value of the task store and of its changelog.
+ * The binary form of a {@link StoredTask}, kept in the schedule store's entries and their
+ * changelog.
  *
  * <p>Layout of version 1, all integers big-endian; {@code str} is an {@code i32} byte length and
  * UTF-8 bytes, {@code bytes} an {@code i32} length ({@value #NULL_LENGTH} for null) and the bytes:
@@ -164,6 +165,68 @@ public final class StoredTaskCodec {
     } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
       throw new IllegalArgumentException("malformed stored task: " + e, e);
     }
+  }
+
+  /**
+   * Reads what a listing shows of a task, skipping over its payload and carried headers instead of
+   * copying them.
+   *
+   * @param data the binary form
+   * @return the summary
+   * @throws IllegalArgumentException if the version is unknown or the data is malformed
+   */
+  public static StoredTaskSummary summarize(byte[] data) {
+    ByteBuffer in = ByteBuffer.wrap(data);
+    try {
+      byte version = in.get();
+      if (version != VERSION_1) {
+        throw new IllegalArgumentException(
+            "unknown stored task version " + version + "; this reader knows " + VERSION_1);
+      }
+      int flags = in.get();
+      if ((flags & ~KNOWN_FLAGS) != 0) {
+        throw new IllegalArgumentException(
+            "unknown flags 0x" + Integer.toHexString(flags & 0xff) + " in stored task version 1");
+      }
+      String topic = str(in);
+      byte[] key = (flags & FLAG_TARGET_KEY) != 0 ? bytes(in) : null;
+      OptionalInt partition =
+          (flags & FLAG_PARTITION) != 0 ? OptionalInt.of(in.getInt()) : OptionalInt.empty();
+      int payloadBytes = (flags & FLAG_PAYLOAD) != 0 ? skip(in) : StoredTaskSummary.NO_PAYLOAD;
+      int headerCount = in.getInt();
+      if (headerCount < 0 || headerCount > in.remaining()) {
+        throw new IllegalArgumentException("bad header count " + headerCount);
+      }
+      for (int i = 0; i < headerCount; i++) {
+        skip(in);
+        skip(in);
+      }
+      Timing timing = (flags & FLAG_CRON) != 0 ? readCron(in) : new Timing.Once(in.getLong());
+      long occurrence = in.getLong();
+      if (in.hasRemaining()) {
+        throw new IllegalArgumentException(in.remaining() + " trailing bytes in stored task");
+      }
+      if (occurrence < 1) {
+        throw new IllegalArgumentException("occurrence must be >= 1, got " + occurrence);
+      }
+      return new StoredTaskSummary(
+          new Target(topic, key, partition), timing, payloadBytes, headerCount, occurrence);
+    } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
+      throw new IllegalArgumentException("malformed stored task: " + e, e);
+    }
+  }
+
+  /** Steps over a length-prefixed field; returns its length (0 for null). */
+  private static int skip(ByteBuffer in) {
+    int length = in.getInt();
+    if (length == NULL_LENGTH) {
+      return 0;
+    }
+    if (length < 0 || length > in.remaining()) {
+      throw new IllegalArgumentException("bad length " + length);
+    }
+    in.position(in.position() + length);
+    return length;
   }
 
   private static int flags(Schedule schedule) {

@@ -360,6 +360,43 @@ class StoredTaskCodecTest {
     }
   }
 
+  @Test
+  void shouldSummarizeWhatDecodingShowsWithoutThePayloadOrHeaders() {
+    for (String vector :
+        List.of("/vectors/stored-task-v1.hex", "/vectors/stored-task-v1-cron.hex")) {
+      byte[] golden = golden(vector);
+      assertThat(StoredTaskCodec.summarize(golden))
+          .as(vector)
+          .usingRecursiveComparison()
+          .isEqualTo(StoredTaskSummary.of(StoredTaskCodec.decode(golden)));
+    }
+    StoredTaskSummary tombstone =
+        StoredTaskCodec.summarize(
+            StoredTaskCodec.encode(
+                new StoredTask(
+                    new Schedule(
+                        new Target("t", null, OptionalInt.empty()),
+                        new Timing.Once(5),
+                        null,
+                        List.of()),
+                    1)));
+    assertThat(tombstone.payloadBytes()).isEqualTo(StoredTaskSummary.NO_PAYLOAD);
+    assertThat(tombstone.recurring()).isFalse();
+  }
+
+  @Test
+  void shouldRefuseWhatDecodingRefusesWhenSummarizing() {
+    for (StoredTask task : List.of(onceTask(), cronTask())) {
+      byte[] encoded = StoredTaskCodec.encode(task);
+      for (int length = 0; length < encoded.length; length++) {
+        byte[] truncated = Arrays.copyOf(encoded, length);
+        assertThatThrownBy(() -> StoredTaskCodec.summarize(truncated))
+            .as("summarizing the first %d of %d bytes", length, encoded.length)
+            .isInstanceOf(IllegalArgumentException.class);
+      }
+    }
+  }
+
   // ------------------------------------------------------------------------------ fixtures
 
   /** The task in {@code vectors/stored-task-v1.hex}. */

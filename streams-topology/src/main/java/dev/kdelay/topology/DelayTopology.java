@@ -2,20 +2,17 @@ package dev.kdelay.topology;
 
 import dev.kdelay.topology.internals.FiredKey;
 import dev.kdelay.topology.internals.Names;
-import dev.kdelay.topology.internals.QueryableStores;
 import dev.kdelay.topology.internals.RequestProcessor;
-import java.util.Map;
+import dev.kdelay.topology.internals.ScheduleStoreBuilder;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.common.serialization.Serializer;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.StreamPartitioner;
 import org.apache.kafka.streams.processor.TopicNameExtractor;
-import org.apache.kafka.streams.state.Stores;
 
 /**
  * Builds kdelay's Kafka Streams topology.
@@ -23,13 +20,13 @@ import org.apache.kafka.streams.state.Stores;
  * <pre>
  *   requests ──┐                         ┌─▶ reroute topic   (requests on the wrong partition)
  *              ├─▶ request-processor ────┼─▶ dead-letter     (rejected requests, with reason)
- *   rerouted ──┘   [delay-tasks]         └─▶ target topics   (fired tasks, topic per record)
- *                  [delay-schedules]
+ *   rerouted ──┘   [delay-schedules-v2]  └─▶ target topics   (fired tasks, topic per record)
  * </pre>
  *
- * <p>Both stores are changelogged, so pending tasks survive restarts and move with their partition,
- * and both can be read with interactive queries ({@link ScheduleStores}). Drive the topology with
- * {@code TopologyTestDriver}, or run it:
+ * <p>The schedule store holds each id once, with its due order as an index beside it; its changelog
+ * is keyed by id, so pending tasks survive restarts and move with their partition. Interactive
+ * queries read it as {@link ReadableSchedules} ({@link ScheduleStores#type()}). Drive the topology
+ * with {@code TopologyTestDriver}, or run it:
  *
  * <pre>{@code
  * DelayConfig config = new DelayConfig(Map.of(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092"));
@@ -41,10 +38,10 @@ import org.apache.kafka.streams.state.Stores;
  */
 public final class DelayTopology {
 
-  /** Name of the time-bucketed store of pending tasks. */
-  public static final String TASKS_STORE = Names.TASKS_STORE;
-
-  /** Name of the store that maps a schedule id to its state and due time. */
+  /**
+   * Name of the schedule store: each id's state and task, with its due order (read it with {@link
+   * ScheduleStores#type()}).
+   */
   public static final String SCHEDULES_STORE = Names.SCHEDULES_STORE;
 
   private DelayTopology() {}
@@ -131,14 +128,9 @@ public final class DelayTopology {
             Names.REQUESTS_SOURCE,
             Names.REROUTED_SOURCE)
         .addStateStore(
-            QueryableStores.taskStore(Names.TASKS_STORE, config.bucketWidthMs()), Names.PROCESSOR)
-        .addStateStore(
-            Stores.keyValueStoreBuilder(
-                    Stores.persistentKeyValueStore(Names.SCHEDULES_STORE),
-                    Serdes.Bytes(),
-                    Serdes.ByteArray())
-                .withLoggingEnabled(Map.of())
-                .withCachingDisabled(),
+            new ScheduleStoreBuilder(
+                Names.SCHEDULES_STORE,
+                Math.max(config.cancelRetentionMs(), config.firedRetentionMs())),
             Names.PROCESSOR)
         .addSink(Names.REROUTE_SINK, config.rerouteTopic(), bytesOut, bytesOut, Names.PROCESSOR)
         .addSink(Names.DLQ_SINK, config.dlqTopic(), bytesOut, bytesOut, Names.PROCESSOR)

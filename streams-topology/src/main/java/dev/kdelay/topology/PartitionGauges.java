@@ -37,8 +37,8 @@ public interface PartitionGauges {
   long pausedSchedules();
 
   /**
-   * The earliest due time of anything in the task store: a task, or the expiry of a cancel marker.
-   * It is a lower bound: it may still name an entry that was cancelled, until the time passes.
+   * The earliest due time of a task in the schedule store (markers' expiries are not counted). It
+   * is a lower bound: it may still name a task that was cancelled, until the time passes.
    *
    * @return epoch milliseconds, {@link #NONE} or {@link #UNKNOWN}
    */

@@ -6,7 +6,7 @@ import java.util.Optional;
 import java.util.OptionalLong;
 
 /**
- * What kdelay holds for one schedule id, as {@link ScheduleStores#view} reads it.
+ * What kdelay holds for one schedule id, as {@link ReadableSchedules#view} reads it.
  *
  * <p>kdelay remembers a fired one-shot for {@code delay.fired.retention.ms} and a cancel for {@code
  * delay.cancel.retention.ms}, then forgets the id; a recurring schedule is forgotten when it ends.

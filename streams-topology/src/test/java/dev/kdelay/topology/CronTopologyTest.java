@@ -81,7 +81,7 @@ class CronTopologyTest {
               assertThat(r.headers().lastHeader(DelayHeaders.CRON)).isNull();
             });
     // only the next occurrence is stored
-    assertThat(delay.entries(DelayTopology.TASKS_STORE)).isEqualTo(1);
+    assertThat(delay.entries()).isEqualTo(1);
     assertThat(delay.deadLetters()).isEmpty();
   }
 
@@ -161,7 +161,7 @@ class CronTopologyTest {
         .extracting(CronTopologyTest::occurrence)
         .containsExactly(1L, 2L, 3L, 4L, 5L, 6L, 7L, 8L, 9L, 10L);
     // the end bound stopped it
-    assertThat(delay.entries(DelayTopology.SCHEDULES_STORE)).isEqualTo(2);
+    assertThat(delay.entries()).isEqualTo(2);
   }
 
   @Test
@@ -180,8 +180,7 @@ class CronTopologyTest {
         .extracting(CronTopologyTest::due)
         .containsExactlyElementsOf(tenSecondsFrom("2026-06-01T12:00:00Z", 3));
     assertThat(fired).extracting(CronTopologyTest::occurrence).containsExactly(1L, 2L, 3L);
-    assertThat(delay.entries(DelayTopology.TASKS_STORE)).isZero();
-    assertThat(delay.entries(DelayTopology.SCHEDULES_STORE)).isZero();
+    assertThat(delay.entries()).isZero();
   }
 
   @Test
@@ -202,8 +201,7 @@ class CronTopologyTest {
     assertThat(delay.fired())
         .extracting(CronTopologyTest::due)
         .containsExactlyElementsOf(tenSecondsFrom("2026-06-01T12:00:00Z", 4));
-    assertThat(delay.entries(DelayTopology.TASKS_STORE)).isZero();
-    assertThat(delay.entries(DelayTopology.SCHEDULES_STORE)).isZero();
+    assertThat(delay.entries()).isZero();
   }
 
   @Test
@@ -381,7 +379,7 @@ class CronTopologyTest {
         .extracting(CronTopologyTest::due)
         .containsExactly(utc("2026-06-01T12:01:00Z"), utc("2026-06-01T12:02:00Z"));
     assertThat(fired).extracting(r -> text(r.value())).containsOnly("new");
-    assertThat(delay.entries(DelayTopology.TASKS_STORE)).isEqualTo(1);
+    assertThat(delay.entries()).isEqualTo(1);
     assertThat(delay.deadLetters()).isEmpty();
   }
 
@@ -422,9 +420,7 @@ class CronTopologyTest {
     assertThat(delay.deadLetters())
         .extracting(CronTopologyTest::error)
         .containsExactly("NOT_APPLICABLE");
-    assertThat(delay.entries(DelayTopology.TASKS_STORE))
-        .as("only the cancel marker's expiry")
-        .isEqualTo(1);
+    assertThat(delay.entries()).as("only the cancel marker").isEqualTo(1);
   }
 
   @Test
@@ -596,15 +592,8 @@ class CronTopologyTest {
       return deadLetters.readRecordsToList();
     }
 
-    long entries(String store) {
-      long count = 0;
-      try (var all = driver.<Object, Object>getKeyValueStore(store).all()) {
-        while (all.hasNext()) {
-          all.next();
-          count++;
-        }
-      }
-      return count;
+    long entries() {
+      return StoredSchedules.entries(driver);
     }
 
     @Override

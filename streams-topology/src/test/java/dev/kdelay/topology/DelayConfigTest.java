@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
+import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.StreamsConfig;
@@ -22,6 +23,17 @@ class DelayConfigTest {
             streams(Map.of(DelayConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE))
                 .get(LINGER))
         .isEqualTo(0);
+  }
+
+  @Test
+  void shouldRetryRefusedProduceRequestsWithinTensOfMillisecondsUnlessTold() {
+    assertThat(streams(Map.of()).get(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG)).isEqualTo(20);
+    assertThat(streams(Map.of()).get(CommonClientConfigs.RETRY_BACKOFF_MAX_MS_CONFIG))
+        .isEqualTo(100);
+    assertThat(
+            streams(Map.of(CommonClientConfigs.RETRY_BACKOFF_MAX_MS_CONFIG, "500"))
+                .get(CommonClientConfigs.RETRY_BACKOFF_MAX_MS_CONFIG))
+        .isEqualTo("500");
   }
 
   @Test

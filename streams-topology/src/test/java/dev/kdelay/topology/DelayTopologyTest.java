@@ -9,6 +9,7 @@ import static dev.kdelay.topology.DelayDriver.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.ScheduleStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -357,11 +358,9 @@ class DelayTopologyTest {
   @Test
   void shouldKeepNothingOfACancelMarkerAfterItsRetention() {
     delay.request("forgotten", null);
-    assertThat(delay.driver.getKeyValueStore(DelayTopology.SCHEDULES_STORE).approximateNumEntries())
-        .isEqualTo(1);
+    assertThat(StoredSchedules.entries(delay.driver)).isEqualTo(1);
     delay.advance(Duration.ofMillis(delay.config.cancelRetentionMs() + 10));
-    assertThat(delay.driver.getKeyValueStore(DelayTopology.SCHEDULES_STORE).approximateNumEntries())
-        .isZero();
+    assertThat(StoredSchedules.entries(delay.driver)).isZero();
     assertThat(delay.fired()).isEmpty();
   }
 
@@ -379,12 +378,11 @@ class DelayTopologyTest {
 
     // then: those fired less than 10 s ago (due at 97 s to 100 s) are remembered, the others not
     assertThat(delay.fired()).hasSize(100);
-    assertThat(countEntries(DelayTopology.SCHEDULES_STORE)).isEqualTo(4);
+    assertThat(StoredSchedules.entries(delay.driver)).isEqualTo(4);
 
     // and when every retention passed, nothing is left
     delay.advanceTo(START.plusSeconds(120));
-    assertThat(countEntries(DelayTopology.SCHEDULES_STORE)).isZero();
-    assertThat(countEntries(DelayTopology.TASKS_STORE)).isZero();
+    assertThat(StoredSchedules.entries(delay.driver)).isZero();
   }
 
   @Test
@@ -394,8 +392,7 @@ class DelayTopologyTest {
     delay.scheduleAt("once", START.plusSeconds(1), "v");
     delay.advanceTo(START.plusSeconds(2));
     assertThat(delay.fired()).hasSize(1);
-    assertThat(countEntries(DelayTopology.SCHEDULES_STORE)).isZero();
-    assertThat(countEntries(DelayTopology.TASKS_STORE)).isZero();
+    assertThat(StoredSchedules.entries(delay.driver)).isZero();
   }
 
   @Test
@@ -452,15 +449,34 @@ class DelayTopologyTest {
     assertThat(delay.fired()).isEmpty();
   }
 
-  private long countEntries(String store) {
-    long count = 0;
-    try (var all = delay.driver.<Object, Object>getKeyValueStore(store).all()) {
-      while (all.hasNext()) {
-        all.next();
-        count++;
-      }
+  @Test
+  void shouldProduceAtMostThreeRecordsPerOneShotTaskIncludingTheExpiryOfItsMarker() {
+    // given: 100 one-shot tasks, remembered for 10 s after they fire
+    delay.close();
+    delay = new DelayDriver(stateDir, Map.of(DelayConfig.FIRED_RETENTION_CONFIG, 10_000L));
+    String changelog =
+        delay.config.applicationId() + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
+    for (int i = 0; i < 100; i++) {
+      delay.scheduleAt("task-" + i, START.plusSeconds(1 + i % 10), "v");
     }
-    return count;
+
+    // when: all fire, and every marker expires and is swept
+    delay.advanceTo(START.plusSeconds(30));
+
+    // then: per task, the fired record, its entry and its fired marker; nothing for the expiry
+    List<TestRecord<byte[], byte[]>> changes = delay.output(changelog).readRecordsToList();
+    assertThat(delay.fired()).hasSize(100);
+    assertThat(changes).hasSize(200);
+    assertThat(StoredSchedules.entries(delay.driver)).isZero();
+
+    // and: the fired marker is a tombstone (compaction drops it) that carries the marker
+    List<TestRecord<byte[], byte[]>> tombstones =
+        changes.stream().filter(record -> record.value() == null).toList();
+    assertThat(tombstones).hasSize(100);
+    assertThat(tombstones)
+        .allSatisfy(
+            record ->
+                assertThat(record.headers().lastHeader(ScheduleStore.MARKER_HEADER)).isNotNull());
   }
 
   private static String idOwnedByAnotherPartitionThan(int partition, int partitions) {

@@ -15,12 +15,10 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 
 /**
@@ -33,7 +31,7 @@ final class MeteredDriver implements AutoCloseable {
   static final String TARGET = DelayDriver.TARGET;
 
   final RecordingMetrics metrics = new RecordingMetrics();
-  private final TopologyTestDriver driver;
+  final TopologyTestDriver driver;
   private final TestInputTopic<byte[], byte[]> requests;
   private final TestOutputTopic<byte[], byte[]> fired;
   private Instant wallClock = START;
@@ -102,10 +100,6 @@ final class MeteredDriver implements AutoCloseable {
 
   List<TestRecord<byte[], byte[]>> fired() {
     return fired.readRecordsToList();
-  }
-
-  KeyValueStore<Bytes, byte[]> store(String name) {
-    return driver.getKeyValueStore(name);
   }
 
   @Override

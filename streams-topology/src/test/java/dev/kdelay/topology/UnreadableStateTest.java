@@ -8,15 +8,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.topology.internals.Names;
-import dev.kdelay.topology.internals.TaskKey;
-import java.nio.charset.StandardCharsets;
+import dev.kdelay.topology.internals.ScheduleEntry;
+import dev.kdelay.topology.internals.ScheduleEntry.State;
+import dev.kdelay.topology.internals.ScheduleStore;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -24,9 +22,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Requests that meet damaged state (a schedules-store entry or a stored task that cannot be read)
- * are dead-lettered as UNREADABLE_TASK; the stream thread keeps running and the other schedules
- * keep firing.
+ * Requests that meet damaged state (an entry or a stored task that cannot be read) are
+ * dead-lettered as UNREADABLE_TASK when they need what is damaged; a schedule or a cancel, which
+ * replace the whole entry, clear it. The stream thread keeps running and the other schedules keep
+ * firing.
  */
 class UnreadableStateTest {
 
@@ -36,14 +35,12 @@ class UnreadableStateTest {
 
   @TempDir Path stateDir;
   private DelayDriver delay;
-  private KeyValueStore<Bytes, byte[]> tasks;
-  private KeyValueStore<Bytes, byte[]> schedules;
+  private ScheduleStore store;
 
   @BeforeEach
   void start() {
     delay = new DelayDriver(stateDir);
-    tasks = delay.driver.getKeyValueStore(Names.TASKS_STORE);
-    schedules = delay.driver.getKeyValueStore(Names.SCHEDULES_STORE);
+    store = StoredSchedules.of(delay.driver);
   }
 
   @AfterEach
@@ -53,26 +50,32 @@ class UnreadableStateTest {
 
   @Test
   void shouldDeadLetterAPauseWhoseStoredTaskIsUnreadable() {
-    // given: a running cron schedule whose next occurrence is corrupted in the store
+    // given: a running cron schedule whose task is corrupted in the store
     delay.request("cron", "v", TO_TARGET, EVERY_10_SECONDS);
-    TaskKey next = onlyFireEntry("cron");
-    tasks.put(next.toBytes(), GARBAGE);
+    ScheduleEntry entry = store.lookup("cron").orElseThrow().entry().value();
+    byte[] damaged =
+        new ScheduleEntry(entry.state(), entry.timeMs(), entry.requestMs(), GARBAGE).toBytes();
+    StoredSchedules.damage(delay.driver, "cron", damaged);
 
     // when
     delay.request("cron", null, action("pause"));
 
     // then: the pause is a dead letter; the corrupted bytes stay for the fire path to report
     assertOnlyDeadLetter("cron", RejectionReason.UNREADABLE_TASK);
-    assertThat(tasks.get(next.toBytes())).isEqualTo(GARBAGE);
+    assertThat(store.lookup("cron").orElseThrow().raw()).isEqualTo(damaged);
     assertThatOtherSchedulesStillFire();
   }
 
   @Test
   void shouldDeadLetterAResumeWhosePausedTaskIsUnreadableAndLetACancelClearIt() {
-    // given: a paused cron schedule whose paused task is corrupted in the store
+    // given: a paused cron schedule whose task is corrupted in the store
     delay.request("cron", "v", TO_TARGET, EVERY_10_SECONDS);
     delay.request("cron", null, action("pause"));
-    tasks.put(TaskKey.paused("cron").toBytes(), GARBAGE);
+    ScheduleEntry paused = store.lookup("cron").orElseThrow().entry().value();
+    StoredSchedules.damage(
+        delay.driver,
+        "cron",
+        new ScheduleEntry(State.PAUSED, paused.timeMs(), paused.requestMs(), GARBAGE).toBytes());
 
     // when
     delay.request("cron", null, action("resume"));
@@ -80,68 +83,35 @@ class UnreadableStateTest {
     // then
     assertOnlyDeadLetter("cron", RejectionReason.UNREADABLE_TASK);
 
-    // and: a cancel needs no decoding and removes it
+    // and: a cancel needs no decoding and replaces it with its marker
     delay.request("cron", null);
     assertThat(delay.deadLetters()).isEmpty();
-    assertThat(tasks.get(TaskKey.paused("cron").toBytes())).isNull();
+    assertThat(store.lookup("cron").orElseThrow().entry().value().state())
+        .isEqualTo(State.CANCELLED);
     assertThatOtherSchedulesStillFire();
   }
 
   @Test
-  void shouldForgetAPausedScheduleWhosePausedTaskIsMissing() {
-    // given: the schedules store says paused, the task store holds nothing for it
-    delay.request("cron", "v", TO_TARGET, EVERY_10_SECONDS);
-    delay.request("cron", null, action("pause"));
-    tasks.delete(TaskKey.paused("cron").toBytes());
-
-    // when
-    delay.request("cron", null, action("resume"));
-
-    // then: refused, and the id is forgotten rather than stuck in a state that holds nothing
-    assertOnlyDeadLetter("cron", RejectionReason.NOT_APPLICABLE);
-    assertThat(schedules.get(idBytes("cron"))).isNull();
-    assertThatOtherSchedulesStillFire();
-  }
-
-  @Test
-  void shouldRefuseRequestsForAnIdWhoseEntryIsUnreadableUntilItsTaskFires() {
-    // given: a one-shot whose schedules-store entry is corrupted
+  void shouldRefuseAPauseForAnIdWhoseEntryIsUnreadableAndLetAReplacementClearIt() {
+    // given: an id whose entry is corrupted beyond its header
     Instant due = delay.now().plusSeconds(2);
     delay.scheduleAt("damaged", due, "first");
-    schedules.put(
-        idBytes("damaged"), new byte[] {1, 9, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0});
+    StoredSchedules.damage(delay.driver, "damaged", GARBAGE);
 
-    // when: a replacement arrives, which cannot find the old task to replace it
-    delay.scheduleAt("damaged", due.plusSeconds(10), "replacement");
+    // when: a pause, which needs the entry
+    delay.request("damaged", null, action("pause"));
 
-    // then: refused, so that the id never has two tasks
+    // then: refused
     assertOnlyDeadLetter("damaged", RejectionReason.UNREADABLE_TASK);
+    assertThat(store.view("damaged")).isInstanceOf(Decoded.Unreadable.class);
 
-    // when: the pending task comes due
-    delay.advanceTo(due.plusMillis(10));
+    // when: a replacement, which needs nothing of it
+    delay.scheduleAt("damaged", due.plusSeconds(1), "replacement");
+    delay.advanceTo(due.plusSeconds(2));
 
-    // then: it fires once, and its entry is rewritten from it, so the id takes requests again
-    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("first");
-    Instant later = delay.now().plusSeconds(1);
-    delay.scheduleAt("damaged", later, "again");
-    delay.advanceTo(later.plusMillis(10));
-    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("again");
+    // then: the replacement fires once; what the damaged entry held never does
+    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("replacement");
     assertThat(delay.deadLetters()).isEmpty();
-  }
-
-  private TaskKey onlyFireEntry(String id) {
-    List<TaskKey> keys = new java.util.ArrayList<>();
-    try (var all = tasks.all()) {
-      all.forEachRemaining(
-          entry -> {
-            TaskKey key = TaskKey.fromBytes(entry.key);
-            if (key.id().equals(id) && key.kind() == TaskKey.KIND_FIRE) {
-              keys.add(key);
-            }
-          });
-    }
-    assertThat(keys).hasSize(1);
-    return keys.get(0);
   }
 
   private void assertOnlyDeadLetter(String id, RejectionReason reason) {
@@ -164,9 +134,5 @@ class UnreadableStateTest {
 
   private static Header action(String action) {
     return header(DelayHeaders.ACTION, action);
-  }
-
-  private static Bytes idBytes(String id) {
-    return Bytes.wrap(id.getBytes(StandardCharsets.UTF_8));
   }
 }

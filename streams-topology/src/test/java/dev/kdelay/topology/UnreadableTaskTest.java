@@ -6,14 +6,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.topology.internals.Names;
-import dev.kdelay.topology.internals.TaskKey;
+import dev.kdelay.topology.internals.ScheduleEntry;
+import dev.kdelay.topology.internals.ScheduleEntry.State;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
-import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -32,8 +30,10 @@ class UnreadableTaskTest {
       Instant due = delay.now().plusSeconds(1);
       delay.scheduleAt("broken", due, "lost?");
       delay.scheduleAt("fine", due, "ok");
-      KeyValueStore<Bytes, byte[]> tasks = delay.driver.getKeyValueStore(Names.TASKS_STORE);
-      tasks.put(TaskKey.fire(due.toEpochMilli(), "broken").toBytes(), GARBAGE);
+      StoredSchedules.damage(
+          delay.driver,
+          "broken",
+          new ScheduleEntry(State.SCHEDULED, due.toEpochMilli(), 0, GARBAGE).toBytes());
 
       // when
       delay.advanceTo(due.plusMillis(10));
@@ -52,7 +52,7 @@ class UnreadableTaskTest {
       assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("ok");
 
       // and: the broken task is gone from the store, so it is not dead-lettered again
-      assertThat(tasks.get(TaskKey.fire(due.toEpochMilli(), "broken").toBytes())).isNull();
+      assertThat(StoredSchedules.of(delay.driver).lookup("broken")).isEmpty();
       delay.advance(Duration.ofSeconds(5));
       assertThat(delay.deadLetters()).isEmpty();
 

@@ -1,6 +1,6 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.topology.PendingTask;
+import dev.kdelay.topology.ReadableSchedules.Listed;
 import java.util.Comparator;
 
 /**
@@ -13,8 +13,7 @@ import java.util.Comparator;
  */
 record ListedTask(long dueMs, String id, Object json) {
 
-  /** The order tasks fire in: {@link PendingTask#DUE_ORDER}. */
+  /** The order tasks fire in: {@link Listed#DUE_ORDER}. */
   static final Comparator<ListedTask> DUE_ORDER =
-      Comparator.comparingLong(ListedTask::dueMs)
-          .thenComparing(ListedTask::id, PendingTask::compareIds);
+      Comparator.comparingLong(ListedTask::dueMs).thenComparing(ListedTask::id, Listed::compareIds);
 }

@@ -1,26 +1,25 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.topology.DelayTopology;
+import dev.kdelay.schemas.StoredTaskSummary;
+import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.LogValues;
-import dev.kdelay.topology.PendingTask;
-import dev.kdelay.topology.ScheduleStores;
+import dev.kdelay.topology.ReadableSchedules;
 import dev.kdelay.topology.ScheduleView;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
-import org.apache.kafka.streams.state.ReadOnlyKeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Reads this instance's own stores of one partition for the admin API: one id's status, and a
- * partition's share of a page of pending tasks.
+ * Reads this instance's own schedule store of one partition for the admin API, through the
+ * topology's typed reads ({@link ReadableSchedules}): one id's status, and a partition's share of a
+ * page of pending tasks.
  *
  * <p>Stored bytes that cannot be decoded (a corrupt state store, or state written by a newer
  * kdelay) are {@link RejectionReason#UNREADABLE_TASK}, the code the fire punctuator dead-letters
@@ -33,14 +32,14 @@ final class LocalStores {
 
   private static final String UNREADABLE = RejectionReason.UNREADABLE_TASK.name();
 
-  /** Finds one partition's store of kdelay's; Kafka Streams' interactive queries in service. */
+  /** Finds one partition's schedule store; Kafka Streams' interactive queries in service. */
   @FunctionalInterface
   interface Source {
 
     /**
      * @throws InvalidStateStoreException if the store cannot be queried now (the partition moves)
      */
-    ReadOnlyKeyValueStore<Bytes, byte[]> store(String name, int partition);
+    ReadableSchedules schedules(int partition);
   }
 
   /**
@@ -48,8 +47,10 @@ final class LocalStores {
    *
    * @param tasks the pending tasks, in due order, at most the page's limit
    * @param unreadable the tasks left out because they cannot be decoded, in due order
+   * @param stoppedAt null if the share is complete; else the last task it read (readable or not)
+   *     before its byte budget stopped it: tasks after that one may be missing from it
    */
-  record Share(List<ListedTask> tasks, List<ListedTask> unreadable) {}
+  record Share(List<ListedTask> tasks, List<ListedTask> unreadable, ListedTask stoppedAt) {}
 
   private final Source stores;
   private final HostInfo self;
@@ -63,23 +64,20 @@ final class LocalStores {
    * {@code GET /schedules/{id}} for a partition this instance owns: 200 with the schedule, 404 with
    * status {@code unknown}, or 500 {@code UNREADABLE_TASK} if what is stored cannot be decoded.
    *
-   * @throws ApiException 503 if the partition's stores cannot be read now
+   * @throws ApiException 503 if the partition's store cannot be read now
    */
   ApiResponse view(String id, int partition) {
-    ScheduleView view;
+    Decoded<ScheduleView> decoded;
     try {
-      view =
-          ScheduleStores.view(
-              stores.store(DelayTopology.SCHEDULES_STORE, partition),
-              stores.store(DelayTopology.TASKS_STORE, partition),
-              id);
+      decoded = stores.schedules(partition).view(id);
     } catch (InvalidStateStoreException e) {
       throw ApiException.unavailable(
           "partition " + partition + " cannot be read now: " + e.getMessage());
-    } catch (IllegalArgumentException | IndexOutOfBoundsException e) {
-      // What the decoders of the schedules and task stores throw for bytes they cannot read.
-      return unreadable(id, partition, e);
     }
+    if (decoded instanceof Decoded.Unreadable<ScheduleView> unreadable) {
+      return unreadable(id, partition, unreadable.error());
+    }
+    ScheduleView view = decoded.value();
     Map<String, Object> json = ScheduleJson.view(view);
     json.put("partition", partition);
     json.put("instance", instance());
@@ -94,12 +92,12 @@ final class LocalStores {
     return ApiResponse.json(200, json);
   }
 
-  private ApiResponse unreadable(String id, int partition, RuntimeException e) {
+  private ApiResponse unreadable(String id, int partition, String error) {
     log.warn(
         "event=admin-unreadable-task id={} partition={} error={}",
         LogValues.quote(id),
         partition,
-        LogValues.quote(e));
+        LogValues.quote(error));
     Map<String, Object> details = new LinkedHashMap<>();
     details.put("id", id);
     details.put("partition", partition);
@@ -110,7 +108,7 @@ final class LocalStores {
         "what partition "
             + partition
             + " stores for this id cannot be decoded ("
-            + e
+            + error
             + "): the state store may be corrupt, or written by a newer kdelay. A task that"
             + " cannot be decoded is dead-lettered with its stored bytes as "
             + UNREADABLE
@@ -119,41 +117,53 @@ final class LocalStores {
   }
 
   /**
-   * A partition's share of a page of {@code GET /schedules}.
+   * A partition's share of a page of {@code GET /schedules}, reading at most about {@code maxBytes}
+   * of stored tasks (at least one task).
    *
-   * @throws InvalidStateStoreException if the partition's task store cannot be read now
+   * @throws InvalidStateStoreException if the partition's store cannot be read now
    */
-  Share pending(int partition, PageRequest page) {
-    ReadableTaskStore tasks =
-        new ReadableTaskStore(stores.store(DelayTopology.TASKS_STORE, partition));
+  Share pending(int partition, PageRequest page, long maxBytes) {
+    ReadableSchedules.Listing listing =
+        stores
+            .schedules(partition)
+            .pending(page.afterDueMs(), page.afterId(), page.dueBeforeMs(), page.limit(), maxBytes);
     List<ListedTask> listed = new ArrayList<>();
-    for (PendingTask task :
-        ScheduleStores.pending(
-            tasks, page.afterDueMs(), page.afterId(), page.dueBeforeMs(), page.limit())) {
-      listed.add(new ListedTask(task.dueMs(), task.id(), ScheduleJson.pending(task)));
-    }
     List<ListedTask> unreadable = new ArrayList<>();
-    for (ReadableTaskStore.Unreadable task : tasks.unreadable()) {
-      log.warn(
-          "event=admin-unreadable-task id={} partition={} due={} error={}",
-          LogValues.quote(task.id()),
-          partition,
-          task.dueMs(),
-          LogValues.quote(task.error()));
-      unreadable.add(new ListedTask(task.dueMs(), task.id(), unreadableJson(task, partition)));
+    ListedTask last = null;
+    for (ReadableSchedules.Listed task : listing.tasks()) {
+      if (task.task() instanceof Decoded.Readable<StoredTaskSummary> readable) {
+        last =
+            new ListedTask(
+                task.dueMs(),
+                task.id(),
+                ScheduleJson.pending(task.id(), task.dueMs(), readable.value()));
+        listed.add(last);
+      } else {
+        String error = ((Decoded.Unreadable<StoredTaskSummary>) task.task()).error();
+        log.warn(
+            "event=admin-unreadable-task id={} partition={} due={} error={}",
+            LogValues.quote(task.id()),
+            partition,
+            task.dueMs(),
+            LogValues.quote(error));
+        last =
+            new ListedTask(
+                task.dueMs(), task.id(), unreadableJson(task.id(), task.dueMs(), error, partition));
+        unreadable.add(last);
+      }
     }
-    return new Share(listed, unreadable);
+    return new Share(listed, unreadable, listing.complete() ? null : last);
   }
 
-  private Map<String, Object> unreadableJson(ReadableTaskStore.Unreadable task, int partition) {
+  private Map<String, Object> unreadableJson(String id, long dueMs, String error, int partition) {
     Map<String, Object> json = new LinkedHashMap<>();
-    json.put("id", task.id());
-    json.put("dueAt", Instant.ofEpochMilli(task.dueMs()).toString());
-    json.put("dueAtMs", task.dueMs());
+    json.put("id", id);
+    json.put("dueAt", Instant.ofEpochMilli(dueMs).toString());
+    json.put("dueAtMs", dueMs);
     json.put("partition", partition);
     json.put("instance", instance());
     json.put("error", UNREADABLE);
-    json.put("message", task.error());
+    json.put("message", error);
     return json;
   }
 

@@ -1,7 +1,6 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.service.TimeArguments;
-import dev.kdelay.topology.PendingTask;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
@@ -91,10 +90,6 @@ record PageRequest(long afterDueMs, String afterId, long dueBeforeMs, int limit)
         + Base64.getUrlEncoder()
             .withoutPadding()
             .encodeToString(id.getBytes(StandardCharsets.UTF_8));
-  }
-
-  static String cursorAfter(PendingTask task) {
-    return cursorAfter(task.dueMs(), task.id());
   }
 
   /** This page as query parameters, to ask another instance for it. */

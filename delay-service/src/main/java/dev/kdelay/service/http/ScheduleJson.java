@@ -1,10 +1,8 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.schemas.CronSpec;
-import dev.kdelay.schemas.Schedule;
-import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.schemas.Target;
-import dev.kdelay.topology.PendingTask;
 import dev.kdelay.topology.ScheduleView;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -27,29 +25,30 @@ final class ScheduleJson {
     json.put("status", view.status().name().toLowerCase(Locale.ROOT));
     view.nextDueMs().ifPresent(due -> time(json, "nextDueAt", due));
     view.forgottenAtMs().ifPresent(at -> time(json, "forgottenAt", at));
-    view.task().ifPresent(task -> task(json, view.id(), task));
+    view.task().ifPresent(task -> task(json, view.id(), StoredTaskSummary.of(task)));
     return json;
   }
 
   /** A task in the listing of {@code GET /schedules}. */
-  static Map<String, Object> pending(PendingTask pending) {
+  static Map<String, Object> pending(String id, long dueMs, StoredTaskSummary task) {
     Map<String, Object> json = new LinkedHashMap<>();
-    json.put("id", pending.id());
-    time(json, "dueAt", pending.dueMs());
-    task(json, pending.id(), pending.task());
+    json.put("id", id);
+    time(json, "dueAt", dueMs);
+    task(json, id, task);
     return json;
   }
 
-  private static void task(Map<String, Object> json, String id, StoredTask task) {
-    Schedule schedule = task.schedule();
-    json.put("target", target(id, schedule.target()));
+  private static void task(Map<String, Object> json, String id, StoredTaskSummary task) {
+    json.put("target", target(id, task.target()));
     json.put("occurrence", task.occurrence());
-    json.put("recurring", schedule.recurring());
-    if (schedule.timing() instanceof CronSpec cron) {
+    json.put("recurring", task.recurring());
+    if (task.timing() instanceof CronSpec cron) {
       json.put("cron", cron(cron));
     }
-    json.put("payloadBytes", schedule.payload() == null ? null : schedule.payload().length);
-    json.put("carriedHeaders", schedule.headers().size());
+    json.put(
+        "payloadBytes",
+        task.payloadBytes() == StoredTaskSummary.NO_PAYLOAD ? null : task.payloadBytes());
+    json.put("carriedHeaders", task.headerCount());
   }
 
   private static Map<String, Object> target(String id, Target target) {

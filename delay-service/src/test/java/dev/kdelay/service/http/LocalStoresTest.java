@@ -6,42 +6,42 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
-import dev.kdelay.schemas.StoredTaskCodec;
+import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.schemas.Timing;
-import dev.kdelay.topology.DelayTopology;
-import dev.kdelay.topology.internals.ScheduleEntry;
-import dev.kdelay.topology.internals.TaskKey;
+import dev.kdelay.topology.Decoded;
+import dev.kdelay.topology.ReadableSchedules;
+import dev.kdelay.topology.ScheduleView;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.OptionalInt;
-import org.apache.kafka.common.utils.Bytes;
+import java.util.OptionalLong;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.Test;
 
 /**
- * Reads of one partition's stores, with stores in memory written the way the topology writes them,
- * and some of their values corrupted the way a damaged store or a newer kdelay would leave them.
+ * Reads of one partition's schedule store, answered by a store that returns what the topology's
+ * typed reads return, some of it unreadable the way a damaged store or a newer kdelay would leave
+ * it.
  */
 class LocalStoresTest {
 
   private static final int PARTITION = 3;
   private static final long DUE = 1_900_000_000_000L;
-  private static final byte[] GARBAGE = {(byte) 0x7f, 1, 2, 3};
   private static final HostInfo SELF = new HostInfo("kdelay-1", 8080);
 
-  private final SortedBytesStore schedules = new SortedBytesStore();
-  private final SortedBytesStore tasks = new SortedBytesStore();
-  private final LocalStores local =
-      new LocalStores(
-          (name, partition) -> name.equals(DelayTopology.SCHEDULES_STORE) ? schedules : tasks,
-          SELF);
+  private final FakeSchedules schedules = new FakeSchedules();
+  private final LocalStores local = new LocalStores(partition -> schedules, SELF);
 
   @Test
-  void shouldAnswerAPendingScheduleFromTheStores() throws Exception {
+  void shouldAnswerAPendingScheduleFromTheStore() throws Exception {
     // given
-    schedule("order-42", DUE);
+    schedules.views.put("order-42", Decoded.readable(pending("order-42", DUE)));
 
     // when
     ApiResponse response = local.view("order-42", PARTITION);
@@ -56,10 +56,17 @@ class LocalStoresTest {
   }
 
   @Test
-  void shouldAnswer500UnreadableTaskWithTheIdWhenTheStoredTaskCannotBeDecoded() throws Exception {
+  void shouldAnswer404WithStatusUnknownForAnIdNothingIsHeldFor() throws Exception {
+    ApiResponse response = local.view("never", PARTITION);
+
+    assertThat(response.status()).isEqualTo(404);
+    assertThat(json(response).path("status").asText()).isEqualTo("unknown");
+  }
+
+  @Test
+  void shouldAnswer500UnreadableTaskWithTheIdWhenWhatIsStoredCannotBeDecoded() throws Exception {
     // given
-    schedule("broken", DUE);
-    tasks.put(TaskKey.fire(DUE, "broken").toBytes(), GARBAGE);
+    schedules.views.put("broken", Decoded.unreadable("malformed stored task"));
 
     // when
     ApiResponse response = local.view("broken", PARTITION);
@@ -71,25 +78,15 @@ class LocalStoresTest {
     assertThat(json.path("id").asText()).isEqualTo("broken");
     assertThat(json.path("partition").asInt()).isEqualTo(PARTITION);
     assertThat(json.path("instance").asText()).isEqualTo("kdelay-1:8080");
-    assertThat(json.path("message").asText()).contains("cannot be decoded", "dead-lettered");
-  }
-
-  @Test
-  void shouldAnswer500UnreadableTaskWhenTheScheduleEntryCannotBeDecoded() throws Exception {
-    schedules.put(key("mangled"), GARBAGE);
-
-    ApiResponse response = local.view("mangled", PARTITION);
-
-    assertThat(response.status()).isEqualTo(500);
-    assertThat(json(response).path("error").asText()).isEqualTo("UNREADABLE_TASK");
-    assertThat(json(response).path("id").asText()).isEqualTo("mangled");
+    assertThat(json.path("message").asText())
+        .contains("cannot be decoded", "dead-lettered", "malformed stored task");
   }
 
   @Test
   void shouldAnswer503WhenThePartitionCannotBeReadNow() {
     LocalStores moving =
         new LocalStores(
-            (name, partition) -> {
+            partition -> {
               throw new InvalidStateStoreException("migrating");
             },
             SELF);
@@ -99,17 +96,18 @@ class LocalStoresTest {
   }
 
   @Test
-  void shouldListTheReadableTasksAndReportTheUnreadableOnesWhenAStoredTaskIsCorrupt()
-      throws Exception {
-    // given: three tasks, the middle one corrupt, and a housekeeping entry (never decoded)
-    schedule("first", DUE);
-    schedule("broken", DUE + 1);
-    schedule("last", DUE + 2);
-    tasks.put(TaskKey.fire(DUE + 1, "broken").toBytes(), GARBAGE);
-    tasks.put(new TaskKey(DUE + 1, TaskKey.KIND_EXPIRE, "cancelled").toBytes(), new byte[0]);
+  void shouldListTheReadableTasksAndReportTheUnreadableOnes() {
+    // given: three tasks, the middle one unreadable
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "first", DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
+    schedules.listed.add(new ReadableSchedules.Listed("broken", DUE + 1, Decoded.unreadable("x")));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "last", DUE + 2, Decoded.readable(StoredTaskSummary.of(task(DUE + 2)))));
 
     // when
-    LocalStores.Share share = local.pending(PARTITION, everything(100));
+    LocalStores.Share share = local.pending(PARTITION, everything(100), Long.MAX_VALUE);
 
     // then
     assertThat(share.tasks()).extracting(ListedTask::id).containsExactly("first", "last");
@@ -121,44 +119,47 @@ class LocalStoresTest {
     assertThat(json.path("error").asText()).isEqualTo("UNREADABLE_TASK");
     assertThat(json.path("partition").asInt()).isEqualTo(PARTITION);
     assertThat(json.path("dueAtMs").asLong()).isEqualTo(DUE + 1);
-    assertThat(json.path("message").asText()).isNotBlank();
+    assertThat(json.path("message").asText()).isEqualTo("x");
+    assertThat(share.stoppedAt()).isNull();
   }
 
   @Test
-  void shouldNotReportAnUnreadableTaskBeyondTheLastTaskOfAFullShare() {
-    // given
-    schedule("first", DUE);
-    schedule("broken", DUE + 1);
-    schedule("last", DUE + 2);
-    tasks.put(TaskKey.fire(DUE + 1, "broken").toBytes(), GARBAGE);
+  void shouldSayWhereAShareStoppedAtItsByteBudget() {
+    // given: a listing that stopped at its budget after its second task
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "first", DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "second", DUE + 1, Decoded.readable(StoredTaskSummary.of(task(DUE + 1)))));
+    schedules.complete = false;
 
-    // when: a page of one ends at the first task, before the corrupt one
-    LocalStores.Share share = local.pending(PARTITION, everything(1));
+    // when
+    LocalStores.Share share = local.pending(PARTITION, everything(100), 1024);
 
-    // then: the next page, which starts after "first", meets it
-    assertThat(share.tasks()).extracting(ListedTask::id).containsExactly("first");
-    assertThat(share.unreadable()).isEmpty();
-    LocalStores.Share next =
-        local.pending(PARTITION, new PageRequest(DUE, "first", Long.MAX_VALUE, 1));
-    assertThat(next.tasks()).extracting(ListedTask::id).containsExactly("last");
-    assertThat(next.unreadable()).extracting(ListedTask::id).containsExactly("broken");
+    // then
+    assertThat(schedules.maxBytes).isEqualTo(1024);
+    assertThat(share.stoppedAt().id()).isEqualTo("second");
+    assertThat(share.stoppedAt().dueMs()).isEqualTo(DUE + 1);
   }
 
-  private void schedule(String id, long dueMs) {
-    schedules.put(
-        key(id), new ScheduleEntry(ScheduleEntry.State.SCHEDULED, dueMs, dueMs - 1000).toBytes());
-    Schedule schedule =
+  private static ScheduleView pending(String id, long dueMs) {
+    return new ScheduleView(
+        id,
+        ScheduleView.Status.PENDING,
+        OptionalLong.of(dueMs),
+        OptionalLong.empty(),
+        Optional.of(task(dueMs)));
+  }
+
+  private static StoredTask task(long dueMs) {
+    return new StoredTask(
         new Schedule(
             new Target("orders", null, OptionalInt.empty()),
             new Timing.Once(dueMs),
             "p".getBytes(StandardCharsets.UTF_8),
-            List.of());
-    tasks.put(
-        TaskKey.fire(dueMs, id).toBytes(), StoredTaskCodec.encode(new StoredTask(schedule, 1)));
-  }
-
-  private static Bytes key(String id) {
-    return Bytes.wrap(id.getBytes(StandardCharsets.UTF_8));
+            List.of()),
+        1);
   }
 
   private static PageRequest everything(int limit) {
@@ -167,5 +168,25 @@ class LocalStoresTest {
 
   private static JsonNode json(ApiResponse response) throws Exception {
     return ApiResponse.MAPPER.readTree(response.body());
+  }
+
+  /** Answers what a test put in it. */
+  private static final class FakeSchedules implements ReadableSchedules {
+    final Map<String, Decoded<ScheduleView>> views = new HashMap<>();
+    final List<Listed> listed = new ArrayList<>();
+    boolean complete = true;
+    long maxBytes;
+
+    @Override
+    public Decoded<ScheduleView> view(String id) {
+      return views.getOrDefault(id, Decoded.readable(ScheduleView.unknown(id)));
+    }
+
+    @Override
+    public Listing pending(
+        long afterDueMs, String afterId, long dueBeforeMs, int limit, long maxBytes) {
+      this.maxBytes = maxBytes;
+      return new Listing(listed, complete);
+    }
   }
 }

@@ -37,14 +37,46 @@ class ScheduleQueriesTest {
   @Test
   void shouldLeaveOutTheUnreadableFieldWhenEveryTaskCouldBeRead() {
     Map<String, Object> page =
-        ScheduleQueries.page(everything(5), new ArrayList<>(LISTED), new ArrayList<>());
+        ScheduleQueries.page(everything(5), new ArrayList<>(LISTED), new ArrayList<>(), null);
 
     assertThat(page).containsOnlyKeys("tasks", "next");
   }
 
+  @Test
+  void shouldShowNothingAfterWhereAShareStoppedAtItsByteBudgetAndContinueFromThere() {
+    // given: one partition's share stopped at its budget after "c"; another one listed "e"
+    ListedTask stoppedAt = listed("c", 3);
+
+    // when
+    Map<String, Object> page =
+        ScheduleQueries.page(
+            everything(10), new ArrayList<>(LISTED), new ArrayList<>(UNREADABLE), stoppedAt);
+
+    // then: "e" may have company the stopped share did not read: it waits for the next page
+    assertThat(ids(page.get("tasks"))).containsExactly("a", "c");
+    assertThat(ids(page.get("unreadable"))).containsExactly("b");
+    assertThat(page.get("next")).isEqualTo(PageRequest.cursorAfter(3, "c"));
+  }
+
+  @Test
+  void shouldMoveTheCursorPastAShareThatStoppedOnAnUnreadableTask() {
+    // given: the only share stopped at its budget on the unreadable "b"
+    Map<String, Object> page =
+        ScheduleQueries.page(
+            everything(10),
+            new ArrayList<>(List.of(listed("c", 3))),
+            new ArrayList<>(List.of(listed("b", 2))),
+            listed("b", 2));
+
+    // then: nothing readable shown, "b" reported, and the next page starts after it
+    assertThat(ids(page.get("tasks"))).isEmpty();
+    assertThat(ids(page.get("unreadable"))).containsExactly("b");
+    assertThat(page.get("next")).isEqualTo(PageRequest.cursorAfter(2, "b"));
+  }
+
   private static Map<String, Object> page(int limit) {
     return ScheduleQueries.page(
-        everything(limit), new ArrayList<>(LISTED), new ArrayList<>(UNREADABLE));
+        everything(limit), new ArrayList<>(LISTED), new ArrayList<>(UNREADABLE), null);
   }
 
   private static PageRequest everything(int limit) {

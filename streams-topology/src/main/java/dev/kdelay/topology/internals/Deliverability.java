@@ -77,9 +77,8 @@ final class Deliverability {
     long stored =
         RecordSize.BATCH_OVERHEAD
             + RecordSize.MAX_RECORD_OVERHEAD
-            + TaskKey.DUE_BYTES
-            + 1
             + Utils.utf8Length(id)
+            + ScheduleEntry.HEADER_BYTES
             + StoredTaskCodec.encodedLength(new StoredTask(schedule, WIDEST))
             + 10;
     if (stored > maxRequestBytes) {

@@ -1,10 +1,5 @@
 package dev.kdelay.topology.internals;
 
-import java.util.Map;
-import java.util.function.Function;
-import java.util.function.LongSupplier;
-import org.apache.kafka.common.Metric;
-import org.apache.kafka.common.MetricName;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 
 /**
@@ -21,9 +16,16 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
  * <p>The interval counts from the end of the last commit, not from the last request: a commit
  * blocks the stream thread, and one that takes longer than the interval would otherwise be followed
  * at once by another, leaving the thread a single pass over its tasks between transactions
- * (transactions of a dozen records, most of the thread's time waiting for commits). The end is seen
- * as a change of Kafka Streams' own {@code commit-total} metric of the thread, read at the next
- * punctuation; where that metric is missing (a test driver), the interval counts from the request.
+ * (transactions of a dozen records, most of the thread's time waiting for commits).
+ *
+ * <p>How the end is seen: Kafka Streams offers no callback after a commit, and neither {@code
+ * ProcessorContext.commit()} (a request) nor {@code TaskMetadata}/{@code ThreadMetadata} (no commit
+ * times) say when one ended. But every commit of a task calls {@code StateStore.commit} on its
+ * stores first, on the stream thread, synchronously with the transaction commit that follows; the
+ * schedule store passes that on to {@link #committed()}. The next punctuation of the thread runs
+ * after the commit ended, so it takes its own time as the end. This replaces reading the thread's
+ * {@code commit-total} metric, which meant searching Kafka Streams' metric registry by name. Where
+ * no commit is seen (a commit that found nothing to do), the interval counts from the request.
  *
  * <p>A thread that fires tasks already late by more than {@link #BEHIND_MS} is behind (a backlog
  * after an outage, a burst, more load than it can carry): their lateness is set by the backlog, not
@@ -43,7 +45,6 @@ final class FireCommits {
 
   private final long minIntervalMs;
   private final long backlogIntervalMs;
-  private final Function<ProcessingContext, LongSupplier> commitCounter;
 
   /** Records fired by this task that no commit request covers yet. */
   private boolean pending;
@@ -53,20 +54,16 @@ final class FireCommits {
    * @param backlogIntervalMs the same while the thread is behind; at least {@code minIntervalMs}
    */
   FireCommits(long minIntervalMs, long backlogIntervalMs) {
-    this(minIntervalMs, backlogIntervalMs, FireCommits::threadCommitCount);
+    this.minIntervalMs = minIntervalMs;
+    this.backlogIntervalMs = Math.max(minIntervalMs, backlogIntervalMs);
   }
 
   /**
-   * @param commitCounter finds the stream thread's count of commits, or returns null if there is
-   *     none to read
+   * Notes that the calling stream thread is committing: called from a store's {@code commit}, which
+   * Kafka Streams calls at each commit of a task, just before the transaction commits.
    */
-  FireCommits(
-      long minIntervalMs,
-      long backlogIntervalMs,
-      Function<ProcessingContext, LongSupplier> commitCounter) {
-    this.minIntervalMs = minIntervalMs;
-    this.backlogIntervalMs = Math.max(minIntervalMs, backlogIntervalMs);
-    this.commitCounter = commitCounter;
+  static void committed() {
+    THREAD.get().committing = true;
   }
 
   /**
@@ -85,17 +82,10 @@ final class FireCommits {
   /** Asks for a commit of earlier fires once the interval allows; cheap when nothing is pending. */
   void maybeRequest(ProcessingContext context, long nowMs) {
     ThreadState thread = THREAD.get();
-    if (!thread.looked) {
-      thread.looked = true;
-      thread.commits = commitCounter.apply(context);
-      thread.seenCommits = thread.commits == null ? 0 : thread.commits.getAsLong();
-    }
-    if (thread.commits != null) {
-      long commits = thread.commits.getAsLong();
-      if (commits != thread.seenCommits) {
-        thread.seenCommits = commits;
-        thread.lastCommitEndMs = nowMs;
-      }
+    if (thread.committing) {
+      // A commit began after the last punctuation and, the thread being here again, ended.
+      thread.committing = false;
+      thread.lastCommitEndMs = nowMs;
     }
     if (!pending) {
       return;
@@ -105,35 +95,13 @@ final class FireCommits {
       context.commit();
       pending = false;
       thread.behind = false;
-      if (thread.commits == null) {
-        thread.lastCommitEndMs = nowMs;
-      }
+      thread.lastCommitEndMs = nowMs; // until the commit is seen to end
     }
-  }
-
-  /**
-   * Kafka Streams' {@code commit-total} of the calling stream thread, or null if it has none (the
-   * metric is at the INFO recording level, the default).
-   */
-  static LongSupplier threadCommitCount(ProcessingContext context) {
-    String thread = Thread.currentThread().getName();
-    for (Map.Entry<MetricName, ? extends Metric> entry : context.metrics().metrics().entrySet()) {
-      MetricName name = entry.getKey();
-      if (name.name().equals("commit-total")
-          && name.group().equals("stream-thread-metrics")
-          && thread.equals(name.tags().get("thread-id"))) {
-        Metric metric = entry.getValue();
-        return () -> metric.metricValue() instanceof Number count ? count.longValue() : 0;
-      }
-    }
-    return null;
   }
 
   /** What one stream thread knows of its commits. */
   private static final class ThreadState {
-    boolean looked;
-    LongSupplier commits;
-    long seenCommits;
+    boolean committing; // a store saw a commit begin since the last punctuation
     long lastCommitEndMs = Long.MIN_VALUE / 2;
     boolean behind; // a fire since the last request was later than BEHIND_MS
   }

@@ -7,6 +7,7 @@ import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.PartitionGauges;
 import java.nio.charset.StandardCharsets;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.processor.Punctuator;
@@ -18,21 +19,23 @@ import org.slf4j.LoggerFactory;
 /**
  * Fires due tasks on wall-clock time.
  *
- * <p>A punctuation with nothing due returns from memory. Otherwise it fires due entries in due
- * order, at most {@code maxFires} of them so that the stream thread gets back to polling,
- * heartbeats and commits under a backlog, and then asks for a commit (see {@link FireCommits}):
- * under exactly-once the fired records become visible to {@code read_committed} consumers when the
- * transaction commits, and waiting for the regular commit interval would add up to that interval to
- * every task's lateness.
+ * <p>A punctuation with nothing due returns from memory. Otherwise it takes a batch of due entries
+ * in due order, at most {@code maxFires} of them and at most {@link #MAX_BATCH_BYTES} of stored
+ * bytes, so that the stream thread gets back to polling, heartbeats and commits under a backlog.
+ * The scan that found them is closed by then; each is fired (or dead-lettered) and its entry
+ * rewritten after. Then it asks for a commit (see {@link FireCommits}): under exactly-once the
+ * fired records become visible to {@code read_committed} consumers when the transaction commits,
+ * and waiting for the regular commit interval would add up to that interval to every task's
+ * lateness.
  *
- * <p>Exactly once: the fired record, the deletion of the entry and (for cron) the next occurrence
- * are all in the same transaction, with the input offsets. A crash before the commit aborts all of
- * them and the new owner fires the task again from the restored store; a crash after it leaves
- * nothing to redo.
+ * <p>Exactly once: the fired record, the entry's change (its fired marker, or for cron the next
+ * occurrence) are all in the same transaction, with the input offsets. A crash before the commit
+ * aborts all of them and the new owner fires the task again from the restored store; a crash after
+ * it leaves nothing to redo.
  *
  * <p>After each punctuation the partition's gauges learn the next due time and, when a backlog
  * remains, how far behind it is: the due time of the last entry handled, a lower bound of the
- * oldest one left. A punctuation with nothing due only compares two longs there. The task store's
+ * oldest one left. A punctuation with nothing due only compares two longs there. The store's
  * sentinels are the gauges' own: {@code Long.MIN_VALUE} before the first look ({@link
  * PartitionGauges#UNKNOWN}), {@code Long.MAX_VALUE} when nothing but paused entries is stored
  * ({@link PartitionGauges#NONE}).
@@ -44,7 +47,7 @@ final class FirePunctuator implements Punctuator {
   private static final Logger log = LoggerFactory.getLogger(FirePunctuator.class);
 
   private final ProcessorContext<Object, Object> context;
-  private final TaskStore tasks;
+  private final ScheduleStore store;
   private final Schedules schedules;
   private final DeliveryCheck check;
   private final DeadLetters deadLetters;
@@ -52,7 +55,6 @@ final class FirePunctuator implements Punctuator {
   private final FireCommits commits;
   private final DelayMetrics metrics;
   private final PartitionState gauges;
-  private final TaskStore.DueVisitor visitor = this::onDue;
   private final Schedules.Firing firing =
       new Schedules.Firing() {
         @Override
@@ -63,7 +65,7 @@ final class FirePunctuator implements Punctuator {
         @Override
         public void unreadable(Record<byte[], byte[]> deadLetter) {
           log.error(
-              "event=unreadable-task id={} due={} dead-lettered; the task store may be corrupt",
+              "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
               LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
               deadLetter.timestamp());
           deadLetters.write(deadLetter);
@@ -71,14 +73,18 @@ final class FirePunctuator implements Punctuator {
         }
       };
 
-  // The punctuation in progress: its wall-clock time and the due time of the last entry handled.
+  /**
+   * The most stored bytes one punctuation takes from the store: with {@code maxFires} it bounds the
+   * memory a batch holds and how long the stream thread is away from polling.
+   */
+  static final long MAX_BATCH_BYTES = 8L * 1024 * 1024;
+
+  // The wall-clock time of the punctuation in progress.
   private long now;
-  private long firstDue;
-  private long lastDue;
 
   FirePunctuator(
       ProcessorContext<Object, Object> context,
-      TaskStore tasks,
+      ScheduleStore store,
       Schedules schedules,
       DeliveryCheck check,
       DeadLetters deadLetters,
@@ -88,7 +94,7 @@ final class FirePunctuator implements Punctuator {
       DelayMetrics metrics,
       PartitionState gauges) {
     this.context = context;
-    this.tasks = tasks;
+    this.store = store;
     this.schedules = schedules;
     this.check = check;
     this.deadLetters = deadLetters;
@@ -102,29 +108,31 @@ final class FirePunctuator implements Punctuator {
   public void punctuate(long timestamp) {
     now = context.currentSystemTimeMs();
     commits.maybeRequest(context, now);
-    if (!tasks.mayHaveDue(now)) {
+    // Expired markers go without a changelog record; answered from memory until one expires.
+    store.sweep(now, maxFires);
+    if (!store.mayHaveDue(now)) {
       // Nothing overdue: the oldest waiting entry is the one due next.
-      long next = tasks.nextDue();
+      long next = store.nextDue();
       gauges.punctuated(next, next);
       return;
     }
     long started = System.nanoTime();
-    firstDue = Long.MAX_VALUE;
-    int handled = tasks.drainDue(now, maxFires, visitor);
-    long next = tasks.nextDue();
-    // At the limit with entries due still waiting: the oldest of them is due no earlier than the
-    // last one handled.
-    gauges.punctuated(next, handled >= maxFires && next <= now ? lastDue : next);
-    if (handled > 0) {
-      commits.fired(context, now, Math.max(0, now - firstDue));
-      metrics.punctuated(System.nanoTime() - started, handled);
+    // The scan is closed when due() returns: firing writes the store, never into an open scan.
+    List<ScheduleStore.Due> batch = store.due(now, maxFires, MAX_BATCH_BYTES);
+    long firstDue = Long.MAX_VALUE;
+    long lastDue = Long.MIN_VALUE;
+    for (ScheduleStore.Due due : batch) {
+      firstDue = Math.min(firstDue, due.dueMs());
+      lastDue = due.dueMs();
+      schedules.onDue(due, now, firing);
     }
-  }
-
-  private void onDue(TaskKey key, byte[] value) {
-    firstDue = Math.min(firstDue, key.dueMs());
-    lastDue = key.dueMs();
-    schedules.onDue(key, value, now, firing);
+    long next = store.nextDue();
+    // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
+    gauges.punctuated(next, !batch.isEmpty() && next <= now ? lastDue : next);
+    if (!batch.isEmpty()) {
+      commits.fired(context, now, Math.max(0, now - firstDue));
+      metrics.punctuated(System.nanoTime() - started, batch.size());
+    }
   }
 
   private void send(Record<FiredKey, byte[]> record) {

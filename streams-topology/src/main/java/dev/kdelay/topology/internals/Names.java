@@ -3,11 +3,12 @@ package dev.kdelay.topology.internals;
 /** Names of the topology's nodes and stores. */
 public final class Names {
 
-  /** The time-bucketed store of pending entries. */
-  public static final String TASKS_STORE = "delay-tasks";
-
-  /** The store mapping a schedule id to its state. */
-  public static final String SCHEDULES_STORE = "delay-schedules";
+  /**
+   * The schedule store. The suffix is the layout's format ({@link ScheduleEntry#FORMAT_2}): a new
+   * name means a new changelog topic, so state of the first layout (stores {@code delay-tasks} and
+   * {@code delay-schedules}) is never read as this one.
+   */
+  public static final String SCHEDULES_STORE = "delay-schedules-v2";
 
   public static final String REQUESTS_SOURCE = "requests";
   public static final String REROUTED_SOURCE = "rerouted-requests";

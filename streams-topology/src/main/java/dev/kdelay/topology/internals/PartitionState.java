@@ -1,12 +1,9 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
-import java.util.Arrays;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.KeyValue;
-import org.apache.kafka.streams.state.KeyValueIterator;
-import org.apache.kafka.streams.state.KeyValueStore;
 
 /**
  * The gauges of one partition, kept by its stream thread and published for any reader.
@@ -15,8 +12,8 @@ import org.apache.kafka.streams.state.KeyValueStore;
  * change. What the partition already holds when it starts (after a restart, or when it moved here)
  * is counted by {@link #countSome}, a chunk at a time between punctuations, so that millions of
  * stored schedules neither delay the first fire nor stall the stream thread. The scan walks the
- * schedules store in key order; a change to an id the scan has passed updates the count, a change
- * to an id ahead of it does not, since the scan will count that id's state when it gets there.
+ * store's entries in id order; a change to an id the scan has passed updates the count, a change to
+ * an id ahead of it does not, since the scan will count that id's state when it gets there.
  *
  * <p>Written on the stream thread only; the published values are volatile, each read on its own.
  */
@@ -60,24 +57,28 @@ final class PartitionState implements PartitionGauges {
    *
    * @return whether every stored schedule is counted now
    */
-  boolean countSome(KeyValueStore<Bytes, byte[]> entries, int max) {
+  boolean countSome(ScheduleBytesStore store, int max) {
     if (counted) {
       return true;
     }
-    try (KeyValueIterator<Bytes, byte[]> scan =
-        scannedUpTo == null ? entries.all() : entries.range(successor(scannedUpTo), null)) {
-      for (int seen = 0; seen < max && scan.hasNext(); seen++) {
-        KeyValue<Bytes, byte[]> entry = scan.next();
-        try {
-          add(ScheduleEntry.fromBytes(entry.value).state(), 1);
-        } catch (IllegalArgumentException e) {
-          // Unreadable: not counted. Schedules rewrites it when its task fires, counting it then.
-        }
-        scannedUpTo = entry.key;
-      }
-      counted = !scan.hasNext();
+    int[] seen = {0};
+    byte[] last =
+        store.scanEntries(
+            scannedUpTo == null ? null : scannedUpTo.get(),
+            max,
+            (id, entry) -> {
+              seen[0]++;
+              Decoded<ScheduleEntry> decoded = ScheduleEntry.decode(entry);
+              // Unreadable: not counted. A schedule or cancel replaces it, counting it then.
+              if (decoded.isReadable()) {
+                add(decoded.value().state(), 1);
+              }
+            });
+    if (last != null) {
+      scannedUpTo = Bytes.wrap(last);
     }
-    if (counted) {
+    if (seen[0] < max) {
+      counted = true;
       publishCounts();
     }
     return counted;
@@ -108,11 +109,6 @@ final class PartitionState implements PartitionGauges {
       pendingView = scheduled;
       pausedView = paused;
     }
-  }
-
-  private static Bytes successor(Bytes key) {
-    byte[] raw = key.get();
-    return Bytes.wrap(Arrays.copyOf(raw, raw.length + 1));
   }
 
   @Override

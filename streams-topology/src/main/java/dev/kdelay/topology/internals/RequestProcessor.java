@@ -17,7 +17,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -25,7 +24,6 @@ import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
-import org.apache.kafka.streams.state.KeyValueStore;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -107,9 +105,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());
-    KeyValueStore<Bytes, byte[]> taskStore = context.getStateStore(Names.TASKS_STORE);
-    KeyValueStore<Bytes, byte[]> scheduleStore = context.getStateStore(Names.SCHEDULES_STORE);
-    TaskStore tasks = new TaskStore(taskStore);
+    ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
+    store.onCommit(FireCommits::committed);
     Recurrence recurrence =
         new Recurrence(
             new Occurrences(config.horizonMs()),
@@ -118,8 +115,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.gauges = new PartitionState(context.taskId().partition());
     this.schedules =
         new Schedules(
-            tasks,
-            scheduleStore,
+            store,
             config.cancelRetentionMs(),
             config.firedRetentionMs(),
             recurrence,
@@ -130,7 +126,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         PunctuationType.WALL_CLOCK_TIME,
         new FirePunctuator(
             context,
-            tasks,
+            store,
             schedules,
             check,
             deadLetters,
@@ -139,13 +135,13 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             config.commitIntervalMs(),
             metrics,
             gauges));
-    if (!gauges.countSome(scheduleStore, COUNT_STEP)) {
+    if (!gauges.countSome(store.bytes(), COUNT_STEP)) {
       counting =
           context.schedule(
               COUNT_INTERVAL,
               PunctuationType.WALL_CLOCK_TIME,
               timestamp -> {
-                if (gauges.countSome(scheduleStore, COUNT_STEP)) {
+                if (gauges.countSome(store.bytes(), COUNT_STEP)) {
                   counting.cancel();
                 }
               });

@@ -2,16 +2,7 @@ package dev.kdelay.topology.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.util.Map;
-import java.util.concurrent.atomic.AtomicLong;
-import java.util.function.LongSupplier;
-import org.apache.kafka.common.MetricName;
-import org.apache.kafka.common.metrics.Gauge;
-import org.apache.kafka.common.metrics.Metrics;
-import org.apache.kafka.common.utils.Time;
-import org.apache.kafka.streams.StreamsMetrics;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
-import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 import org.junit.jupiter.api.Test;
 
 class FireCommitsTest {
@@ -66,15 +57,14 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          AtomicLong commitTotal = new AtomicLong();
-          FireCommits commits = new FireCommits(20, 100, c -> commitTotal::get);
+          FireCommits commits = new FireCommits(20, 100);
 
           commits.fired(context, 1_000, 0);
           assertThat(context.committed()).isTrue();
           context.resetCommit();
 
           // the commit takes 30 ms, longer than the interval; the next punctuation sees it ended
-          commitTotal.incrementAndGet();
+          FireCommits.committed();
           commits.maybeRequest(context, 1_030);
           commits.fired(context, 1_035, 0);
           assertThat(context.committed())
@@ -93,11 +83,10 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          AtomicLong commitTotal = new AtomicLong();
-          FireCommits commits = new FireCommits(20, 100, c -> commitTotal::get);
+          FireCommits commits = new FireCommits(20, 100);
           commits.fired(context, 1_000, 0);
           context.resetCommit();
-          commitTotal.incrementAndGet(); // that commit ended at 1_010
+          FireCommits.committed(); // that commit ended at 1_010
           commits.maybeRequest(context, 1_010);
 
           // when: tasks fire seconds late
@@ -110,7 +99,7 @@ class FireCommitsTest {
           commits.maybeRequest(context, 1_110);
           assertThat(context.committed()).isTrue();
           context.resetCommit();
-          commitTotal.incrementAndGet(); // ended at 1_150
+          FireCommits.committed(); // ended at 1_150
           commits.maybeRequest(context, 1_150);
 
           // when: caught up, the next fires are on time
@@ -118,41 +107,6 @@ class FireCommitsTest {
 
           // then: back to the short interval
           assertThat(context.committed()).isTrue();
-        };
-    runOnOwnThread(thread);
-  }
-
-  @Test
-  void shouldFindTheThreadsCommitTotalAmongKafkaStreamsMetrics() throws Exception {
-    Runnable thread =
-        () -> {
-          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          assertThat(FireCommits.threadCommitCount(context))
-              .as("no stream-thread metrics in a mock context")
-              .isNull();
-
-          Metrics registry = new Metrics();
-          MetricName name =
-              registry.metricName(
-                  "commit-total",
-                  "stream-thread-metrics",
-                  "",
-                  Map.of("thread-id", Thread.currentThread().getName()));
-          AtomicLong total = new AtomicLong(7);
-          registry.addMetric(name, (Gauge<Long>) (config, now) -> total.get());
-          MockProcessorContext<Object, Object> withMetrics =
-              new MockProcessorContext<>() {
-                @Override
-                public StreamsMetrics metrics() {
-                  return new StreamsMetricsImpl(registry, "client", Time.SYSTEM);
-                }
-              };
-
-          LongSupplier count = FireCommits.threadCommitCount(withMetrics);
-          assertThat(count).isNotNull();
-          assertThat(count.getAsLong()).isEqualTo(7);
-          total.set(8);
-          assertThat(count.getAsLong()).isEqualTo(8);
         };
     runOnOwnThread(thread);
   }

@@ -5,16 +5,30 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.Map;
 import org.apache.kafka.common.utils.Bytes;
-import org.apache.kafka.streams.state.KeyValueStore;
-import org.apache.kafka.streams.state.internals.InMemoryKeyValueStore;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** Counting the schedules a partition starts with, while they change. */
 class PartitionStateTest {
 
-  private final KeyValueStore<Bytes, byte[]> entries = new InMemoryKeyValueStore("schedules");
+  @TempDir Path stateDir;
+  private final ScheduleBytesStore entries = new ScheduleBytesStore("schedules");
   private final PartitionState state = new PartitionState(3);
+
+  @BeforeEach
+  void open() {
+    entries.openDb(stateDir.toFile(), Map.of());
+  }
+
+  @AfterEach
+  void close() {
+    entries.close();
+  }
 
   @Test
   void shouldCountStoredSchedulesStepByStepWhenThePartitionOpens() {
@@ -41,7 +55,7 @@ class PartitionStateTest {
     for (int i = 0; i < 3; i++) {
       store(i, State.SCHEDULED);
     }
-    entries.put(id(7), new byte[] {1, 42});
+    entries.write(id(7).get(), null, new byte[] {1, 42});
 
     // when
     boolean counted = state.countSome(entries, 100);
@@ -91,11 +105,12 @@ class PartitionStateTest {
   }
 
   private void store(int i, State s) {
-    entries.put(id(i), new ScheduleEntry(s, 1_000 + i, 0).toBytes());
+    byte[] task = s.marker() ? new byte[0] : new byte[] {1};
+    entries.write(id(i).get(), null, new ScheduleEntry(s, 1_000 + i, 0, task).toBytes());
   }
 
   private void fire(int i) {
-    entries.delete(id(i));
+    entries.write(id(i).get(), entries.get(id(i).get()), null);
     state.transition(id(i), State.SCHEDULED, null);
   }
 

@@ -1,0 +1,62 @@
+package dev.kdelay.topology.internals;
+
+import java.util.Map;
+import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
+import org.rocksdb.CompressionType;
+import org.rocksdb.IndexType;
+import org.rocksdb.Options;
+
+/**
+ * The RocksDB options of the schedule store: kdelay's defaults, then the application's {@code
+ * rocksdb.config.setter} (the bounded block cache and memtables), as Kafka Streams applies it to
+ * its own stores.
+ */
+final class RocksDbOptions {
+
+  private RocksDbOptions() {}
+
+  static Options defaults() {
+    BlockBasedTableConfig table = new BlockBasedTableConfig();
+    // Firing reads entries by point lookups in due order, which is not key order: a small block
+    // is less to decompress per lookup.
+    table.setBlockSize(4 * 1024);
+    // Every request looks up its id, most often one not stored yet: a bloom filter answers that
+    // without reading data blocks. Partitioned, so a lookup loads one small filter partition
+    // instead of a whole file's filter: in a bounded block cache shared by every partition's
+    // store, whole filters of files holding millions of keys (entries, index keys, markers) were
+    // evicted and re-read on every lookup, and intake slowed as markers accumulated (JFR: the
+    // stream thread in RocksDB.get most of the time). The top level stays pinned.
+    table.setFilterPolicy(new BloomFilter(10, false));
+    table.setPartitionFilters(true);
+    table.setIndexType(IndexType.kTwoLevelIndexSearch);
+    table.setMetadataBlockSize(4 * 1024);
+    return new Options()
+        .setCreateIfMissing(true)
+        .setErrorIfExists(false)
+        .setTableFormatConfig(table)
+        .setCompressionType(CompressionType.LZ4_COMPRESSION)
+        .setWriteBufferSize(16L * 1024 * 1024)
+        .setMaxWriteBufferNumber(3)
+        .setMaxBackgroundJobs(2);
+  }
+
+  static RocksDBConfigSetter configSetter(Map<String, Object> configs) {
+    Object setter = configs.get(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG);
+    if (setter == null) {
+      return null;
+    }
+    if (setter instanceof Class<?> type) {
+      return (RocksDBConfigSetter) Utils.newInstance(type);
+    }
+    try {
+      return Utils.newInstance(setter.toString(), RocksDBConfigSetter.class);
+    } catch (ClassNotFoundException e) {
+      throw new ProcessorStateException("cannot load RocksDB config setter " + setter, e);
+    }
+  }
+}

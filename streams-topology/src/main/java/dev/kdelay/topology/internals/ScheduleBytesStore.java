@@ -1,0 +1,519 @@
+package dev.kdelay.topology.internals;
+
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Collection;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.errors.InvalidStateStoreException;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.processor.StateStore;
+import org.apache.kafka.streams.processor.StateStoreContext;
+import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
+import org.apache.kafka.streams.query.Position;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.Options;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+import org.rocksdb.WriteBatch;
+import org.rocksdb.WriteOptions;
+
+/**
+ * The bytes level of the schedule store: one RocksDB instance holding each id's {@link
+ * ScheduleEntry} and two indexes derived from them, the due index and the expiry index (layout in
+ * {@link StoreKeys}). Every write of an entry updates its index keys in the same write batch; a
+ * restore does the same, so the indexes are rebuilt from the changelog, which holds entries only.
+ *
+ * <p>The due scan returns a batch bounded in count and bytes and closes its iterator before the
+ * caller fires anything; the caller writes the store afterwards. Nothing writes into an open scan.
+ * Fired entries leave tombstones at the start of the due index; a scan starts where the previous
+ * scan found its first key (lower if something was written below that since), so it steps over at
+ * most one batch of them.
+ *
+ * <p>Markers (cancelled and fired ids) expire by {@link #sweep}: a local delete, never changelogged
+ * (see {@link ScheduleStore} for how the changelog forgets them).
+ *
+ * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
+ * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint.
+ *
+ * <p>Written by one thread at a time (the stream thread that owns the task, or the one restoring
+ * it); interactive queries read from other threads. Every method holds the store's lock, so a
+ * query's read and the owner's close never overlap; uncontended, it costs nanoseconds.
+ */
+public final class ScheduleBytesStore implements StateStore {
+
+  static {
+    RocksDB.loadLibrary();
+  }
+
+  /**
+   * An entry the due scan found.
+   *
+   * @param id the schedule id, UTF-8
+   * @param dueMs its due time
+   * @param entry the entry, in binary form
+   */
+  public record Due(byte[] id, long dueMs, byte[] entry) {}
+
+  /**
+   * What a listing scan read.
+   *
+   * @param entries ids and entries in due order
+   * @param complete false if it stopped at its byte budget while more was due before its bound
+   */
+  public record Listing(List<Due> entries, boolean complete) {}
+
+  private final String name;
+  private final Position position = Position.emptyPosition();
+  private StateStoreContext context;
+  private RocksDB db;
+  private Options options;
+  private WriteOptions writeOptions;
+  private RocksDBConfigSetter configSetter;
+  private volatile boolean open;
+  private boolean flushOnCommit = true;
+
+  // Writer only: lower bounds that keep idle punctuations off the disk and scans off tombstones.
+  private long nextDue = Long.MIN_VALUE;
+  private long nextExpiry = Long.MIN_VALUE;
+  private byte[] dueFrom = StoreKeys.indexPrefix(StoreKeys.DUE, Long.MIN_VALUE);
+  private byte[] expiryFrom = StoreKeys.indexPrefix(StoreKeys.EXPIRY, Long.MIN_VALUE);
+
+  ScheduleBytesStore(String name) {
+    this.name = name;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+
+  @Override
+  public synchronized void init(StateStoreContext context, StateStore root) {
+    this.context = context;
+    File rocksdb = new File(context.stateDir(), "rocksdb");
+    StoreFormat.warnOfFirstLayout(rocksdb, name);
+    openDb(new File(rocksdb, name), context.appConfigs());
+    // Kafka Streams' internal record-level callback, as its own header-aware stores use: the
+    // public BatchingStateRestoreCallback gives keys and values only, and a marker travels in a
+    // tombstone's header.
+    context.register(root, (RecordBatchingStateRestoreCallback) this::restoreBatch);
+  }
+
+  void openDb(File dir, Map<String, Object> configs) {
+    try {
+      Files.createDirectories(dir.toPath());
+    } catch (IOException e) {
+      throw new ProcessorStateException("cannot create state directory " + dir, e);
+    }
+    flushOnCommit =
+        !StreamsConfig.EXACTLY_ONCE_V2.equals(
+            String.valueOf(configs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
+    options = RocksDbOptions.defaults();
+    configSetter = RocksDbOptions.configSetter(configs);
+    if (configSetter != null) {
+      configSetter.setConfig(name, options, configs);
+    }
+    writeOptions = new WriteOptions().setDisableWAL(true);
+    try {
+      db = RocksDB.open(options, dir.getAbsolutePath());
+      StoreFormat.check(db, writeOptions, name, dir);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("cannot open RocksDB store " + name + " in " + dir, e);
+    }
+    open = true;
+  }
+
+  /** The entry of an id in binary form, or null. */
+  public synchronized byte[] get(byte[] id) {
+    checkOpen();
+    try {
+      return db.get(StoreKeys.entry(id));
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("get failed in store " + name, e);
+    }
+  }
+
+  /**
+   * Replaces an id's entry and its index keys in one write batch.
+   *
+   * @param id the schedule id, UTF-8
+   * @param previous the entry the caller read for the id, or null if it had none; its index key
+   *     goes. (An index key the caller did not know of is dropped by the scan that meets it.)
+   * @param next the new entry, or null to delete the id's entry
+   */
+  public synchronized void write(byte[] id, byte[] previous, byte[] next) {
+    checkOpen();
+    try (WriteBatch batch = new WriteBatch()) {
+      stage(batch, id, previous, next);
+      db.write(writeOptions, batch);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("write failed in store " + name, e);
+    }
+    notePosition();
+  }
+
+  private void stage(WriteBatch batch, byte[] id, byte[] previous, byte[] next)
+      throws RocksDBException {
+    byte[] oldIndex = StoreKeys.indexOf(id, previous);
+    byte[] newIndex = StoreKeys.indexOf(id, next);
+    if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
+      batch.delete(oldIndex);
+    }
+    if (next == null) {
+      batch.delete(StoreKeys.entry(id));
+      return;
+    }
+    batch.put(StoreKeys.entry(id), next);
+    if (newIndex != null) {
+      batch.put(newIndex, new byte[0]);
+      noteIndexed(newIndex);
+    }
+  }
+
+  /** A new index key lowers the bounds kept in memory. */
+  private void noteIndexed(byte[] key) {
+    long time = StoreKeys.timeOfIndex(key);
+    if (key[0] == StoreKeys.DUE) {
+      nextDue = Math.min(nextDue, time);
+      if (StoreKeys.before(key, dueFrom)) {
+        dueFrom = key;
+      }
+    } else {
+      nextExpiry = Math.min(nextExpiry, time);
+      if (StoreKeys.before(key, expiryFrom)) {
+        expiryFrom = key;
+      }
+    }
+  }
+
+  /** Whether anything may be due at {@code nowMs}; answered from memory. */
+  public boolean mayHaveDue(long nowMs) {
+    return nextDue <= nowMs;
+  }
+
+  /**
+   * A lower bound of the earliest due time: {@code Long.MIN_VALUE} before the first scan, {@code
+   * Long.MAX_VALUE} when nothing is scheduled.
+   */
+  public long nextDue() {
+    return nextDue;
+  }
+
+  /**
+   * The entries due at or before {@code nowMs}, in due order: at most {@code maxCount}, and no more
+   * once {@code maxBytes} of entries are read (at least one, whatever its size). The scan is closed
+   * when this returns; the caller writes what it fired afterwards.
+   */
+  public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes) {
+    checkOpen();
+    List<Due> batch = new ArrayList<>();
+    List<byte[]> stale = new ArrayList<>();
+    byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, nowMs + 1);
+    boolean more = false;
+    byte[] first = null;
+    long bytes = 0;
+    try (RocksIterator scan = db.newIterator()) {
+      for (scan.seek(dueFrom); scan.isValid() && StoreKeys.before(scan.key(), bound); scan.next()) {
+        if (batch.size() >= maxCount || bytes >= maxBytes) {
+          more = true;
+          break;
+        }
+        byte[] key = scan.key();
+        first = first == null ? key : first;
+        byte[] id = StoreKeys.idOfIndex(key);
+        byte[] entry = db.get(StoreKeys.entry(id));
+        if (!Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
+          stale.add(key); // left by a write that did not know the entry it replaced
+          continue;
+        }
+        batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
+        bytes += entry.length;
+      }
+      dueFrom = first != null ? first : bound;
+      nextDue = more ? nowMs : firstIndexed(scan, bound, StoreKeys.DUE);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("due scan failed in store " + name, e);
+    }
+    deleteKeys(stale);
+    return batch;
+  }
+
+  /** The time of the first index key of a kind at or after {@code from}, or Long.MAX_VALUE. */
+  private static long firstIndexed(RocksIterator scan, byte[] from, byte kind) {
+    scan.seek(from);
+    return scan.isValid() && scan.key()[0] == kind
+        ? StoreKeys.timeOfIndex(scan.key())
+        : Long.MAX_VALUE;
+  }
+
+  /**
+   * Forgets markers whose expiry has passed, at most {@code max} of them: a local delete, not
+   * changelogged.
+   *
+   * @return how many markers were forgotten
+   */
+  public synchronized int sweep(long nowMs, int max) {
+    checkOpen();
+    if (nextExpiry > nowMs) {
+      return 0;
+    }
+    byte[] bound = StoreKeys.indexPrefix(StoreKeys.EXPIRY, nowMs + 1);
+    int swept = 0;
+    boolean more = false;
+    byte[] first = null;
+    try (RocksIterator scan = db.newIterator();
+        WriteBatch batch = new WriteBatch()) {
+      for (scan.seek(expiryFrom);
+          scan.isValid() && StoreKeys.before(scan.key(), bound);
+          scan.next()) {
+        if (swept >= max) {
+          more = true;
+          break;
+        }
+        byte[] key = scan.key();
+        first = first == null ? key : first;
+        byte[] id = StoreKeys.idOfIndex(key);
+        byte[] entry = db.get(StoreKeys.entry(id));
+        batch.delete(key);
+        if (Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
+          batch.delete(StoreKeys.entry(id));
+          swept++;
+        }
+      }
+      expiryFrom = first != null ? first : bound;
+      nextExpiry = more ? nowMs : firstIndexed(scan, bound, StoreKeys.EXPIRY);
+      db.write(writeOptions, batch);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("sweep failed in store " + name, e);
+    }
+    return swept;
+  }
+
+  /**
+   * Entries in due order, for listings: those due before {@code dueBeforeMs}, from the index key
+   * {@code from} on (inclusive), at most {@code limit}, and no more once {@code maxBytes} of
+   * entries are read (at least one). Runs on any thread.
+   */
+  public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
+    checkOpen();
+    List<Due> listed = new ArrayList<>();
+    byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, dueBeforeMs);
+    long bytes = 0;
+    boolean complete = true;
+    try (RocksIterator scan = db.newIterator()) {
+      for (scan.seek(from); scan.isValid() && StoreKeys.before(scan.key(), bound); scan.next()) {
+        if (listed.size() >= limit) {
+          break;
+        }
+        if (bytes >= maxBytes) {
+          complete = false;
+          break;
+        }
+        byte[] id = StoreKeys.idOfIndex(scan.key());
+        byte[] entry = db.get(StoreKeys.entry(id));
+        if (Arrays.equals(scan.key(), StoreKeys.indexOf(id, entry))) {
+          listed.add(new Due(id, StoreKeys.timeOfIndex(scan.key()), entry));
+          bytes += entry.length;
+        }
+      }
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("listing failed in store " + name, e);
+    }
+    return new Listing(listed, complete);
+  }
+
+  /** Receives the entries {@link #scanEntries} walks. */
+  @FunctionalInterface
+  public interface EntryVisitor {
+    /** One stored id and its entry, in binary form. */
+    void visit(byte[] id, byte[] entry);
+  }
+
+  /**
+   * Walks the stored entries in id order after {@code afterId} (null: from the first), at most
+   * {@code max} of them.
+   *
+   * @return the last id visited, or null if none was left
+   */
+  public synchronized byte[] scanEntries(byte[] afterId, int max, EntryVisitor visitor) {
+    checkOpen();
+    byte[] last = null;
+    byte[] bound = {StoreKeys.DUE};
+    try (RocksIterator scan = db.newIterator()) {
+      scan.seek(
+          afterId == null
+              ? new byte[] {StoreKeys.ENTRY}
+              : StoreKeys.successor(StoreKeys.entry(afterId)));
+      for (int seen = 0;
+          seen < max && scan.isValid() && StoreKeys.before(scan.key(), bound);
+          seen++, scan.next()) {
+        last = StoreKeys.idOfEntry(scan.key());
+        visitor.visit(last, scan.value());
+      }
+    }
+    return last;
+  }
+
+  /**
+   * Applies changelog records in one write batch, rebuilding the indexes as it goes. The entries
+   * the batch replaces are read with one multi-get, not a lookup per record: a restore is a stream
+   * of mostly new ids, and single lookups set its pace.
+   */
+  void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
+    synchronized (this) {
+      try (WriteBatch batch = new WriteBatch()) {
+        Map<Bytes, byte[]> current = stored(records);
+        for (ConsumerRecord<byte[], byte[]> record : records) {
+          byte[] id = record.key();
+          byte[] next = record.value() != null ? record.value() : marker(record);
+          stage(batch, id, current.get(Bytes.wrap(id)), next);
+          current.put(Bytes.wrap(id), next);
+        }
+        db.write(writeOptions, batch);
+      } catch (RocksDBException e) {
+        throw new ProcessorStateException("restore failed in store " + name, e);
+      }
+    }
+  }
+
+  /** The stored entries of the records' ids (absent ones map to null). */
+  private Map<Bytes, byte[]> stored(Collection<ConsumerRecord<byte[], byte[]>> records)
+      throws RocksDBException {
+    Map<Bytes, byte[]> current = new HashMap<>();
+    List<byte[]> keys = new ArrayList<>(records.size());
+    for (ConsumerRecord<byte[], byte[]> record : records) {
+      if (!current.containsKey(Bytes.wrap(record.key()))) {
+        current.put(Bytes.wrap(record.key()), null);
+        keys.add(StoreKeys.entry(record.key()));
+      }
+    }
+    List<byte[]> values = db.multiGetAsList(keys);
+    for (int i = 0; i < keys.size(); i++) {
+      current.put(Bytes.wrap(StoreKeys.idOfEntry(keys.get(i))), values.get(i));
+    }
+    return current;
+  }
+
+  /** The marker a tombstone carries in its header, or null for a plain delete. */
+  private static byte[] marker(ConsumerRecord<byte[], byte[]> record) {
+    Header marker = record.headers().lastHeader(ScheduleStore.MARKER_HEADER);
+    return marker == null ? null : marker.value();
+  }
+
+  private void deleteKeys(List<byte[]> keys) {
+    if (keys.isEmpty()) {
+      return;
+    }
+    try (WriteBatch batch = new WriteBatch()) {
+      for (byte[] key : keys) {
+        batch.delete(key);
+      }
+      db.write(writeOptions, batch);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("delete failed in store " + name, e);
+    }
+  }
+
+  /** The input offsets whose writes this store holds, for interactive-query consistency. */
+  synchronized Position position() {
+    return position;
+  }
+
+  private void notePosition() {
+    if (context != null) {
+      // A punctuation has no input record: its metadata carries no topic.
+      context
+          .recordMetadata()
+          .filter(m -> m.topic() != null)
+          .ifPresent(m -> position.withComponent(m.topic(), m.partition(), m.offset()));
+    }
+  }
+
+  /** RocksDB's estimate of the keys held: entries and index keys. */
+  public synchronized long approximateNumKeys() {
+    checkOpen();
+    try {
+      return db.getLongProperty("rocksdb.estimate-num-keys");
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("cannot read key count of store " + name, e);
+    }
+  }
+
+  /**
+   * Persists the memtables when Kafka Streams may record changelog offsets right after: the
+   * write-ahead log is off (the changelog is the log), so a checkpoint naming an offset must find
+   * everything up to it on disk. Under exactly-once Kafka Streams checkpoints only on close, which
+   * flushes itself, so a commit skips the flush (a flush per commit made one small SST file per
+   * commit, and the stream thread waited for each).
+   */
+  @Override
+  public synchronized void commit(Map<TopicPartition, Long> changelogOffsets) {
+    if (flushOnCommit && open) {
+      persistMemtables();
+    }
+  }
+
+  private void persistMemtables() {
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      db.flush(flush);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("flush failed in store " + name, e);
+    }
+  }
+
+  @Override
+  public synchronized void close() {
+    if (!open) {
+      return;
+    }
+    open = false;
+    try {
+      persistMemtables(); // before Kafka Streams writes the checkpoint naming the changelog offset
+    } finally {
+      db.close();
+      if (configSetter != null) {
+        configSetter.close(name, options);
+      }
+      writeOptions.close();
+      options.close();
+    }
+  }
+
+  private void checkOpen() {
+    if (!open) {
+      throw new InvalidStateStoreException("store " + name + " is closed (its partition moved?)");
+    }
+  }
+
+  @Override
+  public boolean persistent() {
+    return true;
+  }
+
+  @Override
+  public boolean isOpen() {
+    return open;
+  }
+
+  @Override
+  public Position getPosition() {
+    return position();
+  }
+
+  /** The RocksDB instance, for tests that inspect it. */
+  RocksDB db() {
+    return db;
+  }
+}

@@ -1,0 +1,78 @@
+package dev.kdelay.topology.internals;
+
+import java.util.HashMap;
+import java.util.Map;
+import java.util.Objects;
+import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.streams.state.StoreBuilder;
+
+/**
+ * Builds the {@link ScheduleStore}: the one place its layers are composed, {@code
+ * ScheduleStore(ScheduleBytesStore)} with the change logging in the outer layer (see there why it
+ * logs markers as tombstones), the way Kafka Streams' {@code KeyValueStoreBuilder} composes its
+ * stores. Always logged, never cached: a store without its changelog would lose tasks.
+ *
+ * <p>The changelog topic is compacted and keeps tombstones (which carry the markers) for at least
+ * the markers' retention: {@code delete.retention.ms} is the larger of Kafka's default (a day) and
+ * the longest marker retention. Kafka Streams sets it when it creates the topic.
+ */
+public final class ScheduleStoreBuilder implements StoreBuilder<ScheduleStore> {
+
+  private static final long KAFKA_DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000L;
+
+  private final String name;
+  private final Map<String, String> logConfig = new HashMap<>();
+
+  /**
+   * @param name the store name
+   * @param markerRetentionMs the longest time a marker is kept (fired or cancel retention)
+   */
+  public ScheduleStoreBuilder(String name, long markerRetentionMs) {
+    this.name = Objects.requireNonNull(name, "name cannot be null");
+    logConfig.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+    logConfig.put(
+        TopicConfig.DELETE_RETENTION_MS_CONFIG,
+        Long.toString(Math.max(KAFKA_DEFAULT_DELETE_RETENTION_MS, markerRetentionMs)));
+  }
+
+  @Override
+  public StoreBuilder<ScheduleStore> withCachingEnabled() {
+    throw new UnsupportedOperationException("the schedule store is never cached");
+  }
+
+  @Override
+  public StoreBuilder<ScheduleStore> withCachingDisabled() {
+    return this;
+  }
+
+  @Override
+  public StoreBuilder<ScheduleStore> withLoggingEnabled(Map<String, String> config) {
+    logConfig.putAll(config);
+    return this;
+  }
+
+  @Override
+  public StoreBuilder<ScheduleStore> withLoggingDisabled() {
+    throw new UnsupportedOperationException("the schedule store is always logged");
+  }
+
+  @Override
+  public ScheduleStore build() {
+    return new ScheduleStore(new ScheduleBytesStore(name));
+  }
+
+  @Override
+  public Map<String, String> logConfig() {
+    return Map.copyOf(logConfig);
+  }
+
+  @Override
+  public boolean loggingEnabled() {
+    return true;
+  }
+
+  @Override
+  public String name() {
+    return name;
+  }
+}

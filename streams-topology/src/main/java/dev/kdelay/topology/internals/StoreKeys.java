@@ -1,0 +1,90 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.topology.internals.ScheduleEntry.State;
+import java.nio.ByteBuffer;
+import java.util.Arrays;
+
+/**
+ * The keys of the schedule store's RocksDB instance: one key space, split by a leading byte.
+ *
+ * <pre>
+ * {@value #ENTRY}   id                       an id's {@link ScheduleEntry}; the changelog holds these
+ * {@value #DUE}   i64 due ms    id         due index: a SCHEDULED entry, in firing order (empty value)
+ * {@value #EXPIRY}   i64 expiry ms id         sweep index: a marker, in expiry order (empty value)
+ * {@value #FORMAT}  "format"                 the layout's format byte, {@link ScheduleEntry#FORMAT_2}
+ * </pre>
+ *
+ * <p>Times are big-endian with the sign bit flipped, so that byte order is numeric order; ids are
+ * UTF-8. The indexes are derived from the entries (the header of each says where it sits), written
+ * in the same write batch, rebuilt on restore, and never changelogged. A bare prefix of kind and
+ * time sorts before every index key of that time, which makes it a range bound.
+ */
+final class StoreKeys {
+
+  static final byte ENTRY = 0;
+  static final byte DUE = 1;
+  static final byte EXPIRY = 2;
+  static final byte FORMAT = 0x7f;
+
+  static final byte[] FORMAT_KEY = {FORMAT, 'f', 'o', 'r', 'm', 'a', 't'};
+
+  private static final int INDEX_HEADER = 1 + Long.BYTES;
+
+  private StoreKeys() {}
+
+  static byte[] entry(byte[] id) {
+    byte[] key = new byte[1 + id.length];
+    key[0] = ENTRY;
+    System.arraycopy(id, 0, key, 1, id.length);
+    return key;
+  }
+
+  /** The id of an entry key. */
+  static byte[] idOfEntry(byte[] key) {
+    return Arrays.copyOfRange(key, 1, key.length);
+  }
+
+  static byte[] index(byte kind, long timeMs, byte[] id) {
+    return ByteBuffer.allocate(INDEX_HEADER + id.length)
+        .put(kind)
+        .putLong(timeMs ^ Long.MIN_VALUE)
+        .put(id)
+        .array();
+  }
+
+  /** The bound that sorts before every index key of this kind and time. */
+  static byte[] indexPrefix(byte kind, long timeMs) {
+    return ByteBuffer.allocate(INDEX_HEADER).put(kind).putLong(timeMs ^ Long.MIN_VALUE).array();
+  }
+
+  static long timeOfIndex(byte[] key) {
+    return ByteBuffer.wrap(key, 1, Long.BYTES).getLong() ^ Long.MIN_VALUE;
+  }
+
+  static byte[] idOfIndex(byte[] key) {
+    return Arrays.copyOfRange(key, INDEX_HEADER, key.length);
+  }
+
+  /**
+   * The index key an entry owns, or null if it owns none (paused, or a header that cannot be read).
+   */
+  static byte[] indexOf(byte[] id, byte[] entry) {
+    if (entry == null || ScheduleEntry.damage(entry) != null) {
+      return null;
+    }
+    State state = ScheduleEntry.stateOf(entry);
+    if (state == State.PAUSED) {
+      return null;
+    }
+    return index(state.marker() ? EXPIRY : DUE, ScheduleEntry.timeOf(entry), id);
+  }
+
+  /** The smallest key greater than {@code key}. */
+  static byte[] successor(byte[] key) {
+    return Arrays.copyOf(key, key.length + 1);
+  }
+
+  static boolean before(byte[] a, byte[] b) {
+    return Arrays.compareUnsigned(a, b) < 0;
+  }
+}

@@ -1,0 +1,43 @@
+package dev.kdelay.topology;
+
+import dev.kdelay.topology.internals.ScheduleEntry;
+import dev.kdelay.topology.internals.ScheduleStore;
+import java.nio.charset.StandardCharsets;
+import java.util.EnumMap;
+import java.util.Map;
+import org.apache.kafka.streams.TopologyTestDriver;
+
+/** What a test driver's schedule store holds, for assertions; and a way to damage it. */
+final class StoredSchedules {
+
+  private StoredSchedules() {}
+
+  static ScheduleStore of(TopologyTestDriver driver) {
+    return (ScheduleStore) driver.getStateStore(DelayTopology.SCHEDULES_STORE);
+  }
+
+  /** How many ids have an entry. */
+  static long entries(TopologyTestDriver driver) {
+    return states(driver).values().stream().mapToLong(Long::longValue).sum();
+  }
+
+  /** How many entries are in each state; unreadable ones are not counted. */
+  static Map<ScheduleEntry.State, Long> states(TopologyTestDriver driver) {
+    Map<ScheduleEntry.State, Long> states = new EnumMap<>(ScheduleEntry.State.class);
+    of(driver)
+        .bytes()
+        .scanEntries(
+            null,
+            Integer.MAX_VALUE,
+            (id, entry) ->
+                states.merge(ScheduleEntry.decode(entry).value().state(), 1L, Long::sum));
+    return states;
+  }
+
+  /** Replaces what is stored for an id with bytes, as a corrupt store would hold them. */
+  static void damage(TopologyTestDriver driver, String id, byte[] raw) {
+    ScheduleStore store = of(driver);
+    byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
+    store.bytes().write(idBytes, store.bytes().get(idBytes), raw);
+  }
+}

@@ -1,0 +1,252 @@
+package dev.kdelay.topology.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kdelay.topology.internals.ScheduleEntry.State;
+import java.io.File;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.header.internals.RecordHeaders;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The bytes level of the schedule store: due order, batches, the sweep, restore. */
+class ScheduleBytesStoreTest {
+
+  private static final byte[] TASK = {1, 2, 3};
+
+  @TempDir Path stateDir;
+  private ScheduleBytesStore store;
+
+  @BeforeEach
+  void open() {
+    store = open(stateDir.toFile());
+  }
+
+  @AfterEach
+  void close() {
+    store.close();
+  }
+
+  @Test
+  void shouldReturnDueEntriesInDueOrderThenIdOrderAcrossLongSpans() {
+    // given: due times far apart and two in the same millisecond, written out of order
+    schedule("c", 5_000_000_000L);
+    schedule("b", 10);
+    schedule("a", 10);
+    schedule("z", -5);
+    schedule("later", 6_000_000_000L);
+
+    // when
+    List<ScheduleBytesStore.Due> due = store.due(5_000_000_000L, 100, Long.MAX_VALUE);
+
+    // then
+    assertThat(due).extracting(d -> text(d.id())).containsExactly("z", "a", "b", "c");
+    assertThat(store.nextDue()).isEqualTo(6_000_000_000L);
+  }
+
+  @Test
+  void shouldBoundABatchInCountAndInBytesAndSayMoreIsDue() {
+    // given: ten entries of about 1 KB each, all due
+    for (int i = 0; i < 10; i++) {
+      write("id-" + i, null, new ScheduleEntry(State.SCHEDULED, 100 + i, 0, new byte[1000]));
+    }
+
+    // when / then: five by count
+    assertThat(store.due(1_000, 5, Long.MAX_VALUE)).hasSize(5);
+    assertThat(store.mayHaveDue(1_000)).isTrue();
+
+    // and: three by bytes (the third crosses 2,500 bytes), at least one whatever its size
+    assertThat(store.due(1_000, 100, 2_500)).hasSize(3);
+    assertThat(store.due(1_000, 100, 1)).hasSize(1);
+  }
+
+  @Test
+  void shouldNotReturnAnEntryAgainOnceItIsRewrittenAndKeepIdlePunctuationsOffTheDisk() {
+    // given
+    schedule("a", 10);
+    schedule("b", 20);
+    List<ScheduleBytesStore.Due> first = store.due(15, 100, Long.MAX_VALUE);
+    assertThat(first).extracting(d -> text(d.id())).containsExactly("a");
+
+    // when: the caller fires "a" and leaves its marker, after the scan closed
+    byte[] marker = ScheduleEntry.marker(State.FIRED, 1_000, 0).toBytes();
+    store.write(first.get(0).id(), first.get(0).entry(), marker);
+
+    // then
+    assertThat(store.due(15, 100, Long.MAX_VALUE)).isEmpty();
+    assertThat(store.mayHaveDue(19)).isFalse();
+    assertThat(store.nextDue()).isEqualTo(20);
+    assertThat(store.due(20, 100, Long.MAX_VALUE))
+        .extracting(d -> text(d.id()))
+        .containsExactly("b");
+  }
+
+  @Test
+  void shouldFindAnEntryWrittenBelowWhereTheLastScanStarted() {
+    // given: a scan that started at 100
+    schedule("a", 100);
+    store.write(bytes("a"), entry("a"), null);
+    assertThat(store.due(200, 10, Long.MAX_VALUE)).isEmpty();
+
+    // when: a past-due entry is written below it
+    schedule("past", 5);
+
+    // then
+    assertThat(store.mayHaveDue(200)).isTrue();
+    assertThat(store.due(200, 10, Long.MAX_VALUE))
+        .extracting(d -> text(d.id()))
+        .containsExactly("past");
+  }
+
+  @Test
+  void shouldMoveAReplacedEntryInTheDueOrderAndDropAStaleIndexKeyItMeets() {
+    // given: "a" due at 10, replaced to 50; "b" due at 30, replaced without the old entry known
+    schedule("a", 10);
+    write("a", entry("a"), new ScheduleEntry(State.SCHEDULED, 50, 0, TASK));
+    schedule("b", 30);
+    store.write(bytes("b"), null, new ScheduleEntry(State.SCHEDULED, 40, 0, TASK).toBytes());
+
+    // when
+    List<ScheduleBytesStore.Due> due = store.due(100, 100, Long.MAX_VALUE);
+
+    // then: each once, at its new time
+    assertThat(due).extracting(d -> text(d.id())).containsExactly("b", "a");
+    assertThat(due).extracting(ScheduleBytesStore.Due::dueMs).containsExactly(40L, 50L);
+  }
+
+  @Test
+  void shouldSweepExpiredMarkersWithoutTouchingLiveEntriesOrRenewedIds() {
+    // given: two markers expiring at 100 and 200, one id re-scheduled after its marker
+    write("gone", null, ScheduleEntry.marker(State.FIRED, 100, 0));
+    write("kept", null, ScheduleEntry.marker(State.CANCELLED, 200, 0));
+    write("renewed", null, ScheduleEntry.marker(State.CANCELLED, 100, 0));
+    write("renewed", entry("renewed"), new ScheduleEntry(State.SCHEDULED, 500, 1, TASK));
+
+    // when
+    int swept = store.sweep(150, 100);
+
+    // then
+    assertThat(swept).isEqualTo(1);
+    assertThat(store.get(bytes("gone"))).isNull();
+    assertThat(store.get(bytes("kept"))).isNotNull();
+    assertThat(ScheduleEntry.decode(store.get(bytes("renewed"))).value().state())
+        .isEqualTo(State.SCHEDULED);
+    assertThat(store.sweep(150, 100)).isZero();
+    assertThat(store.sweep(250, 100)).isEqualTo(1);
+  }
+
+  @Test
+  void shouldRebuildTheIndexesFromTheChangelogOnRestore() {
+    // given: a changelog with a schedule, a replacement, a fired marker in a tombstone's header,
+    // a plain tombstone, and an id scheduled then paused
+    byte[] paused = new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, 0, TASK).toBytes();
+    store.restoreBatch(
+        List.of(
+            record("a", new ScheduleEntry(State.SCHEDULED, 30, 0, TASK).toBytes()),
+            record("b", new ScheduleEntry(State.SCHEDULED, 10, 0, TASK).toBytes()),
+            record("a", new ScheduleEntry(State.SCHEDULED, 20, 0, TASK).toBytes()),
+            record("p", new ScheduleEntry(State.SCHEDULED, 5, 0, TASK).toBytes())));
+    store.restoreBatch(
+        List.of(
+            marker("b", ScheduleEntry.marker(State.FIRED, 1_000, 0).toBytes()),
+            record("gone", new ScheduleEntry(State.SCHEDULED, 15, 0, TASK).toBytes()),
+            record("gone", null),
+            record("p", paused)));
+
+    // when
+    List<ScheduleBytesStore.Due> due = store.due(100, 100, Long.MAX_VALUE);
+
+    // then: only "a", once, at its last due time; "b" is a marker that the sweep forgets
+    assertThat(due).extracting(d -> text(d.id())).containsExactly("a");
+    assertThat(due.get(0).dueMs()).isEqualTo(20);
+    assertThat(ScheduleEntry.decode(store.get(bytes("b"))).value().state()).isEqualTo(State.FIRED);
+    assertThat(store.get(bytes("p"))).isEqualTo(paused);
+    assertThat(store.get(bytes("gone"))).isNull();
+    assertThat(store.sweep(1_000, 100)).isEqualTo(1);
+    assertThat(store.get(bytes("b"))).isNull();
+  }
+
+  @Test
+  void shouldRefuseToOpenAStoreOfAnotherFormatWithAMessageThatSaysWhatToDo() throws Exception {
+    // given: a store stamped with another format
+    File dir = stateDir.resolve("other").toFile();
+    ScheduleBytesStore other = open(dir);
+    other.db().put(StoreKeys.FORMAT_KEY, new byte[] {9});
+    other.close();
+
+    // when / then
+    assertThatThrownBy(() -> open(dir))
+        .isInstanceOf(ProcessorStateException.class)
+        .hasMessageContaining("has format 9")
+        .hasMessageContaining("Delete " + dir);
+  }
+
+  @Test
+  void shouldWalkEntriesInIdOrderAChunkAtATime() {
+    for (String id : List.of("c", "a", "b")) {
+      schedule(id, 10);
+    }
+    List<String> seen = new ArrayList<>();
+    byte[] last = store.scanEntries(null, 2, (id, entry) -> seen.add(text(id)));
+    store.scanEntries(last, 2, (id, entry) -> seen.add(text(id)));
+
+    assertThat(seen).containsExactly("a", "b", "c");
+  }
+
+  private void schedule(String id, long dueMs) {
+    write(id, entry(id), new ScheduleEntry(State.SCHEDULED, dueMs, 0, TASK));
+  }
+
+  private void write(String id, byte[] previous, ScheduleEntry next) {
+    store.write(bytes(id), previous, next.toBytes());
+  }
+
+  private byte[] entry(String id) {
+    return Optional.ofNullable(store.get(bytes(id))).orElse(null);
+  }
+
+  private static ScheduleBytesStore open(File dir) {
+    ScheduleBytesStore store = new ScheduleBytesStore("test");
+    store.openDb(dir, Map.of());
+    return store;
+  }
+
+  private static ConsumerRecord<byte[], byte[]> record(String id, byte[] value) {
+    return new ConsumerRecord<>("changelog", 0, 0, bytes(id), value);
+  }
+
+  private static ConsumerRecord<byte[], byte[]> marker(String id, byte[] marker) {
+    return new ConsumerRecord<>(
+        "changelog",
+        0,
+        0,
+        0L,
+        TimestampType.CREATE_TIME,
+        0,
+        0,
+        bytes(id),
+        null,
+        new RecordHeaders().add(new RecordHeader(ScheduleStore.MARKER_HEADER, marker)),
+        Optional.empty());
+  }
+
+  private static byte[] bytes(String text) {
+    return text.getBytes(StandardCharsets.UTF_8);
+  }
+
+  private static String text(byte[] bytes) {
+    return new String(bytes, StandardCharsets.UTF_8);
+  }
+}
