@@ -26,6 +26,9 @@ import org.apache.kafka.common.config.ConfigException;
  *       browser sends a cross-site form or {@code text/plain} POST without asking first, never a
  *       JSON one, and always names the page's origin: so no other site's page can make a visitor's
  *       browser change a schedule, whatever the network lets it reach;
+ *   <li>without tokens, a request must be addressed ({@code Host}) to an address, {@code localhost}
+ *       or a name of this instance's, so that a page whose DNS name was pointed at the instance
+ *       (DNS rebinding) cannot read the API as its own site's (403);
  *   <li>{@link ApiRequest#FORWARDED_HEADER} is believed only from a caller with a token, when
  *       tokens are configured: anyone else is answered as any caller, from every instance.
  * </ul>
