@@ -8,14 +8,18 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.common.acl.AccessControlEntry;
 import org.apache.kafka.common.acl.AclBinding;
 import org.apache.kafka.common.acl.AclOperation;
 import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.resource.PatternType;
 import org.apache.kafka.common.resource.ResourcePattern;
 import org.apache.kafka.common.resource.ResourceType;
@@ -85,6 +89,7 @@ class TargetTopicPermissionsIT {
                   acl("perm-hidden", AclOperation.DESCRIBE, AclPermissionType.DENY)))
           .all()
           .get(30, TimeUnit.SECONDS);
+      awaitAclsApplied(admin);
     }
 
     // when
@@ -103,6 +108,44 @@ class TargetTopicPermissionsIT {
       assertThat(readOnly.writable()).isFalse();
       assertThat(readOnly.maxMessageBytes()).isLessThan(Integer.MAX_VALUE);
       assertThat(topics.lookUp("perm-hidden")).isEqualTo(TopicLimitsReader.NOT_DESCRIBABLE);
+    }
+  }
+
+  /**
+   * The controller commits ACLs before the broker's authorizer has read them from the metadata log:
+   * wait until the broker answers with them, or a lookup races the ACLs.
+   */
+  private static void awaitAclsApplied(Admin admin) throws Exception {
+    long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+    while (!(writeDenied(admin, "perm-read-only") && describeDenied(admin, "perm-hidden"))) {
+      if (System.nanoTime() > deadline) {
+        throw new AssertionError("the broker did not apply the ACLs within 30 s");
+      }
+      TimeUnit.MILLISECONDS.sleep(25);
+    }
+  }
+
+  private static boolean writeDenied(Admin admin, String topic) throws Exception {
+    Set<AclOperation> operations =
+        admin
+            .describeTopics(
+                List.of(topic), new DescribeTopicsOptions().includeAuthorizedOperations(true))
+            .allTopicNames()
+            .get(10, TimeUnit.SECONDS)
+            .get(topic)
+            .authorizedOperations();
+    return operations != null && !operations.contains(AclOperation.WRITE);
+  }
+
+  private static boolean describeDenied(Admin admin, String topic) throws Exception {
+    try {
+      admin.describeTopics(List.of(topic)).allTopicNames().get(10, TimeUnit.SECONDS);
+      return false;
+    } catch (ExecutionException e) {
+      if (e.getCause() instanceof TopicAuthorizationException) {
+        return true;
+      }
+      throw e;
     }
   }
 
