@@ -11,7 +11,14 @@ public enum Action {
   /** Stop firing a recurring schedule until it is resumed. */
   PAUSE("pause"),
   /** Continue a paused recurring schedule. */
-  RESUME("resume");
+  RESUME("resume"),
+  /**
+   * Fire a pending or paused schedule's next occurrence at once, as that occurrence (its usual
+   * idempotency key); a recurring schedule goes on from the occurrence after it.
+   */
+  TRIGGER("trigger"),
+  /** Move a live schedule to a new due time or cron expression, keeping its target and payload. */
+  RESCHEDULE("reschedule");
 
   private final String wireName;
 

@@ -22,7 +22,10 @@ import java.util.Set;
  */
 public final class DelayHeaders {
 
-  /** {@code schedule} (default), {@code cancel}, {@code pause} or {@code resume}. */
+  /**
+   * {@code schedule} (default), {@code cancel}, {@code pause}, {@code resume}, {@code trigger} or
+   * {@code reschedule} (with one of the time headers).
+   */
   public static final String ACTION = "delay-action";
 
   /** Topic the payload is delivered to; required for {@code schedule}. */

@@ -68,6 +68,10 @@ public final class RequestParser {
     RequestHeaders request = RequestHeaders.of(headers, limits.maxHeaders());
     Action action = action(request, value);
     long timestamp = recordTimestamp >= 0 ? recordTimestamp : nowMs;
+    if (action == Action.RESCHEDULE) {
+      rejectTargetHeaders(request);
+      return new DelayRequest(action, id, timestamp, null, timing(request, timestamp, nowMs));
+    }
     if (action != Action.SCHEDULE) {
       return new DelayRequest(action, id, timestamp, null);
     }
@@ -109,7 +113,26 @@ public final class RequestParser {
                     DelayHeaders.ACTION
                         + " is '"
                         + name
-                        + "'; expected schedule, cancel, pause or resume"));
+                        + "'; expected schedule, cancel, pause, resume, trigger or"
+                        + " reschedule"));
+  }
+
+  /**
+   * A reschedule moves the time only: target headers on one would be silently ignored, so they are
+   * refused instead.
+   */
+  private static void rejectTargetHeaders(RequestHeaders request) {
+    for (String name :
+        List.of(
+            DelayHeaders.TARGET_TOPIC, DelayHeaders.TARGET_KEY, DelayHeaders.TARGET_PARTITION)) {
+      if (request.has(name)) {
+        throw reject(
+            RejectionReason.BAD_HEADER,
+            name
+                + " does not apply to a reschedule, which moves the time only; send a schedule"
+                + " to change the target");
+      }
+    }
   }
 
   private static Target target(RequestHeaders request) {
@@ -147,7 +170,7 @@ public final class RequestParser {
     if (given == 0) {
       throw reject(
           RejectionReason.MISSING_TIME,
-          "a schedule needs one of delay-fire-at, delay-after or delay-cron");
+          "a schedule or reschedule needs one of delay-fire-at, delay-after or delay-cron");
     }
     if (given > 1) {
       throw reject(

@@ -33,6 +33,8 @@ class RequestParserTest {
           "cancel",
           "pause",
           "resume",
+          "trigger",
+          "reschedule",
           "t",
           "orders.timeouts",
           "bad topic",

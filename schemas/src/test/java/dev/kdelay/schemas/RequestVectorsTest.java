@@ -128,6 +128,12 @@ class RequestVectorsTest {
               .containsExactlyInAnyOrder(
                   "expression", "type", "zone", "startAtMs", "endAtMs", "maxFires", "misfire");
         }
+      } else if (expect.get("action").asText().equals("reschedule")) {
+        assertThat(fieldNames(expect))
+            .as(name)
+            .containsAnyOf("dueMs", "cron")
+            .isSubsetOf("action", "id", "timestamp", "dueMs", "cron")
+            .doesNotContain(expect.has("cron") ? "dueMs" : "cron");
       } else {
         assertThat(fieldNames(expect)).as(name).isSubsetOf("action", "id", "timestamp");
       }
@@ -178,8 +184,14 @@ class RequestVectorsTest {
     if (expect.has("timestamp")) {
       assertThat(request.timestamp()).as("timestamp").isEqualTo(expect.get("timestamp").asLong());
     }
+    if (request.action() == Action.RESCHEDULE) {
+      assertThat(request.schedule()).as("schedule of a reschedule").isNull();
+      assertTiming(request.newTiming(), expect);
+      return;
+    }
     if (request.action() != Action.SCHEDULE) {
       assertThat(request.schedule()).as("schedule of a %s", request.action()).isNull();
+      assertThat(request.newTiming()).as("new timing of a %s", request.action()).isNull();
       return;
     }
     Schedule schedule = request.schedule();
@@ -192,17 +204,19 @@ class RequestVectorsTest {
     } else {
       assertThat(target.partition()).as("targetPartition").hasValue(partition.asInt());
     }
-    if (expect.has("cron")) {
-      assertCron(schedule.timing(), expect.get("cron"));
-    } else {
-      assertThat(schedule.timing())
-          .as("timing")
-          .isEqualTo(new Timing.Once(expect.get("dueMs").asLong()));
-    }
+    assertTiming(schedule.timing(), expect);
     assertThat(schedule.payload()).as("payload").isEqualTo(expectedBytes(expect.get("payload")));
     assertThat(schedule.headers())
         .as("carried headers")
         .containsExactlyElementsOf(headers(expect.get("carried")));
+  }
+
+  private static void assertTiming(Timing timing, JsonNode expect) {
+    if (expect.has("cron")) {
+      assertCron(timing, expect.get("cron"));
+    } else {
+      assertThat(timing).as("timing").isEqualTo(new Timing.Once(expect.get("dueMs").asLong()));
+    }
   }
 
   private static void assertCron(Timing timing, JsonNode cron) {

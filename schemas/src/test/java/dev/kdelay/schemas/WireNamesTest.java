@@ -13,7 +13,7 @@ class WireNamesTest {
   void shouldUseTheContractNamesWhenNamingActions() {
     assertThat(Action.values())
         .extracting(Action::wireName)
-        .containsExactly("schedule", "cancel", "pause", "resume");
+        .containsExactly("schedule", "cancel", "pause", "resume", "trigger", "reschedule");
     for (Action action : Action.values()) {
       assertThat(Action.fromWireName(action.wireName())).hasValue(action);
     }

@@ -1,20 +1,10 @@
 package dev.kdelay.topology.internals;
 
-import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.schemas.Rejection;
-import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.PartitionGauges;
-import java.nio.charset.StandardCharsets;
 import java.util.List;
-import java.util.Optional;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
-import org.apache.kafka.streams.processor.api.Record;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * Fires due tasks on wall-clock time.
@@ -44,34 +34,14 @@ import org.slf4j.LoggerFactory;
  */
 final class FirePunctuator implements Punctuator {
 
-  private static final Logger log = LoggerFactory.getLogger(FirePunctuator.class);
-
   private final ProcessorContext<Object, Object> context;
   private final ScheduleStore store;
   private final Schedules schedules;
-  private final DeliveryCheck check;
-  private final DeadLetters deadLetters;
+  private final Delivery delivery;
   private final int maxFires;
   private final FireCommits commits;
   private final DelayMetrics metrics;
   private final PartitionState gauges;
-  private final Schedules.Firing firing =
-      new Schedules.Firing() {
-        @Override
-        public void fire(Record<FiredKey, byte[]> record) {
-          send(record);
-        }
-
-        @Override
-        public void unreadable(Record<byte[], byte[]> deadLetter) {
-          log.error(
-              "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
-              LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
-              deadLetter.timestamp());
-          deadLetters.write(deadLetter);
-          metrics.taskUndeliverable(RejectionReason.UNREADABLE_TASK);
-        }
-      };
 
   /**
    * The most stored bytes one punctuation takes from the store: with {@code maxFires} it bounds the
@@ -79,15 +49,11 @@ final class FirePunctuator implements Punctuator {
    */
   static final long MAX_BATCH_BYTES = 8L * 1024 * 1024;
 
-  // The wall-clock time of the punctuation in progress.
-  private long now;
-
   FirePunctuator(
       ProcessorContext<Object, Object> context,
       ScheduleStore store,
       Schedules schedules,
-      DeliveryCheck check,
-      DeadLetters deadLetters,
+      Delivery delivery,
       int maxFires,
       long fireCommitIntervalMs,
       long backlogCommitIntervalMs,
@@ -96,8 +62,7 @@ final class FirePunctuator implements Punctuator {
     this.context = context;
     this.store = store;
     this.schedules = schedules;
-    this.check = check;
-    this.deadLetters = deadLetters;
+    this.delivery = delivery;
     this.maxFires = maxFires;
     this.commits = new FireCommits(fireCommitIntervalMs, backlogCommitIntervalMs);
     this.metrics = metrics;
@@ -106,7 +71,7 @@ final class FirePunctuator implements Punctuator {
 
   @Override
   public void punctuate(long timestamp) {
-    now = context.currentSystemTimeMs();
+    long now = context.currentSystemTimeMs();
     commits.maybeRequest(context, now);
     // Expired markers go without a changelog record; answered from memory until one expires.
     store.sweep(now, maxFires);
@@ -124,7 +89,7 @@ final class FirePunctuator implements Punctuator {
     for (ScheduleStore.Due due : batch) {
       firstDue = Math.min(firstDue, due.dueMs());
       lastDue = due.dueMs();
-      schedules.onDue(due, now, firing);
+      schedules.onDue(due, now, delivery);
     }
     long next = store.nextDue();
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
@@ -133,49 +98,5 @@ final class FirePunctuator implements Punctuator {
       commits.fired(context, now, Math.max(0, now - firstDue));
       metrics.punctuated(System.nanoTime() - started, batch.size());
     }
-  }
-
-  private void send(Record<FiredKey, byte[]> record) {
-    Optional<Rejection> undeliverable = check.atFire(record, now);
-    if (undeliverable.isPresent()) {
-      // Never hand the producer a record the broker would refuse: under exactly-once that fails
-      // the transaction of every task of the thread. The task is not lost: it goes to the
-      // dead-letter topic with its fired headers and the reason, in this same transaction, which
-      // also removes it from the store.
-      deadLetters.write(OutputRecords.undeliverable(record, undeliverable.get()));
-      metrics.taskUndeliverable(undeliverable.get().reason());
-      if (log.isDebugEnabled()) {
-        log.debug(
-            "event=undeliverable id={} topic={} reason={} message={}",
-            scheduleId(record),
-            LogValues.quote(record.key().topic()),
-            undeliverable.get().reason(),
-            LogValues.quote(undeliverable.get().message()));
-      }
-      return;
-    }
-    String sink =
-        record.key().partition() == FiredKey.ANY_PARTITION
-            ? Names.FIRE_SINK
-            : Names.FIRE_PARTITIONED_SINK;
-    context.forward(record, sink);
-    // The record's timestamp is its due time.
-    long lateMs = Math.max(0, now - record.timestamp());
-    metrics.taskFired(lateMs);
-    if (log.isDebugEnabled()) {
-      log.debug(
-          "event=fired id={} topic={} due={} late_ms={}",
-          scheduleId(record),
-          LogValues.quote(record.key().topic()),
-          record.timestamp(),
-          lateMs);
-    }
-  }
-
-  /** The schedule id a fired record carries in its {@code delay-id} header, quoted for a log. */
-  private static String scheduleId(Record<FiredKey, byte[]> record) {
-    Header id = record.headers().lastHeader(DelayHeaders.ID);
-    return LogValues.quote(
-        id == null || id.value() == null ? null : new String(id.value(), StandardCharsets.UTF_8));
   }
 }

@@ -16,8 +16,8 @@ final class OutputRecords {
   private OutputRecords() {}
 
   /**
-   * A fired record: the payload keyed by the target key, timestamped with the due time, with the
-   * carried headers followed by kdelay's fired headers.
+   * A fired record: the payload keyed by the target key, timestamped with the due time (or the fire
+   * time, if earlier: a trigger), with the carried headers followed by kdelay's fired headers.
    */
   static Record<FiredKey, byte[]> fired(
       String id, Schedule schedule, long dueMs, long firedMs, long occurrence) {
@@ -35,7 +35,9 @@ final class OutputRecords {
     byte[] key = schedule.target().key() != null ? schedule.target().key() : utf8(id);
     int partition = schedule.target().partition().orElse(FiredKey.ANY_PARTITION);
     FiredKey firedKey = new FiredKey(schedule.target().topic(), key, partition);
-    return new Record<>(firedKey, schedule.payload(), dueMs, headers);
+    // Stamped with the due time, or the fire time when a trigger fired it early: a broker refuses
+    // timestamps too far ahead (message.timestamp.after.max.ms, an hour by default).
+    return new Record<>(firedKey, schedule.payload(), Math.min(dueMs, firedMs), headers);
   }
 
   /** A dead letter: the request as it came, plus the rejection code and message. */

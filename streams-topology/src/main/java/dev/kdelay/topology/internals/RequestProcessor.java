@@ -62,6 +62,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final DeliveryCheck check;
   private ProcessorContext<Object, Object> context;
   private DeadLetters deadLetters;
+  private Delivery delivery;
   private Schedules schedules;
   private PartitionState gauges;
   private Cancellable counting;
@@ -103,6 +104,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.context = context;
     this.deadLetters =
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
+    this.delivery = new Delivery(context, check, deadLetters, metrics);
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());
     ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
@@ -128,8 +130,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             context,
             store,
             schedules,
-            check,
-            deadLetters,
+            delivery,
             config.maxFiresPerPunctuation(),
             config.fireCommitIntervalMs(),
             config.commitIntervalMs(),
@@ -174,7 +175,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         (request.schedule() == null
                 ? Optional.<Rejection>empty()
                 : check.atIntake(request.id(), request.schedule()))
-            .or(() -> schedules.apply(request, now));
+            .or(() -> schedules.apply(request, now, delivery));
     if (refused.isPresent()) {
       deadLetter(record, request.action(), refused.get());
     } else {

@@ -15,7 +15,8 @@ import java.util.Arrays;
  * <pre>
  * u8   format           = {@value #FORMAT_2}   (kdelay's first layout had two stores and no format byte here)
  * u8   state            (State ordinal)
- * i64  time ms          SCHEDULED: due; PAUSED: {@code Long.MAX_VALUE}; CANCELLED, FIRED: expiry
+ * i64  time ms          SCHEDULED: due; CANCELLED, FIRED: expiry; PAUSED: the due time of the
+ *                       occurrence a trigger fired while paused, else {@code Long.MAX_VALUE}
  * i64  request ms       timestamp of the request that set this state
  * ...  stored task      SCHEDULED, PAUSED: {@link StoredTaskCodec} bytes; markers: nothing
  * </pre>
@@ -66,9 +67,20 @@ public record ScheduleEntry(State state, long timeMs, long requestMs, byte[] tas
     return new ScheduleEntry(state, expiryMs, requestMs, NO_TASK);
   }
 
+  /** The time of a paused entry whose schedule no trigger fired while it was paused. */
+  public static final long NOT_TRIGGERED = Long.MAX_VALUE;
+
   /** This entry, paused: the same task, no due time. */
   public ScheduleEntry paused(long requestMs) {
-    return new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, requestMs, task);
+    return new ScheduleEntry(State.PAUSED, NOT_TRIGGERED, requestMs, task);
+  }
+
+  /**
+   * A paused entry whose occurrence due at {@code triggeredMs} a trigger fired: a resume or the
+   * next trigger starts after it.
+   */
+  public static ScheduleEntry pausedAfter(long triggeredMs, long requestMs, StoredTask task) {
+    return new ScheduleEntry(State.PAUSED, triggeredMs, requestMs, StoredTaskCodec.encode(task));
   }
 
   /** The stored task, decoded; unreadable if its bytes are damaged or it is a marker. */

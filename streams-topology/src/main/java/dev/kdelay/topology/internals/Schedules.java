@@ -64,7 +64,8 @@ final class Schedules {
 
   /** Receives what a due entry produces: fired records, or the dead letter of an unreadable one. */
   interface Firing {
-    void fire(Record<FiredKey, byte[]> record);
+    /** Receives a fired record, fired at {@code nowMs}. */
+    void fire(Record<FiredKey, byte[]> record, long nowMs);
 
     /** Receives the dead letter of a stored task that cannot be decoded. */
     void unreadable(Record<byte[], byte[]> deadLetter);
@@ -73,16 +74,17 @@ final class Schedules {
   /**
    * Applies a valid request.
    *
+   * @param firing where a trigger's fired record goes
    * @return why the request could not apply, or empty if it did
    */
-  Optional<Rejection> apply(DelayRequest request, long nowMs) {
+  Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
     String id = request.id();
     Stored stored = store.lookup(id).orElse(null);
     ScheduleEntry current = null;
     if (stored != null && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
-      // A schedule or a cancel replaces the whole entry, so it needs nothing from it; a pause or a
-      // resume would need its task.
-      if (request.action() == Action.PAUSE || request.action() == Action.RESUME) {
+      // A schedule or a cancel replaces the whole entry, so it needs nothing from it; any other
+      // action would need its task.
+      if (request.action() != Action.SCHEDULE && request.action() != Action.CANCEL) {
         return rejection(
             RejectionReason.UNREADABLE_TASK,
             "the stored state of this id cannot be read ("
@@ -107,6 +109,8 @@ final class Schedules {
       case CANCEL -> cancel(id, stored, current, request.timestamp(), nowMs);
       case PAUSE -> pause(id, stored, current, request.timestamp());
       case RESUME -> resume(id, stored, current, request.timestamp(), nowMs);
+      case TRIGGER -> trigger(id, stored, current, request.timestamp(), nowMs, firing);
+      case RESCHEDULE -> reschedule(id, stored, current, request, nowMs);
     };
   }
 
@@ -179,7 +183,7 @@ final class Schedules {
       return refused; // running, not paused: nothing to do
     }
     StoredTask task = current.decodeTask().value();
-    OptionalLong next = recurrence.onResume((CronSpec) task.schedule().timing(), nowMs);
+    OptionalLong next = nextWhilePaused(current, (CronSpec) task.schedule().timing(), nowMs);
     if (next.isEmpty()) {
       remove(id, stored); // ended while paused
       return Optional.empty();
@@ -188,7 +192,118 @@ final class Schedules {
     return Optional.empty();
   }
 
-  /** Why a pause or resume does not apply to an id with no live schedule, if it has none. */
+  /**
+   * The occurrence a paused schedule fires next if resumed or triggered now: the first from now,
+   * and after the one a trigger fired while paused, if any.
+   */
+  private OptionalLong nextWhilePaused(ScheduleEntry paused, CronSpec spec, long nowMs) {
+    long from =
+        paused.timeMs() == ScheduleEntry.NOT_TRIGGERED
+            ? nowMs
+            : Math.max(nowMs, paused.timeMs() + 1);
+    return recurrence.onResume(spec, from);
+  }
+
+  /**
+   * Fires the schedule's next occurrence now, as that occurrence: its due time gives it its usual
+   * idempotency key and {@code delay-due-at}, so a consumer cannot tell it from the same occurrence
+   * fired on time, and it never fires twice. A pending one-shot then leaves its fired marker; a
+   * recurring schedule goes on from the occurrence after it (its misfire policy does not apply: an
+   * operator asked for this one). A paused schedule fires the occurrence a resume now would start
+   * with and stays paused; its entry remembers that occurrence, so a resume starts after it.
+   */
+  private Optional<Rejection> trigger(
+      String id, Stored stored, ScheduleEntry current, long requestMs, long nowMs, Firing firing) {
+    Optional<Rejection> refused = notLive("trigger", current);
+    if (refused.isPresent()) {
+      return refused;
+    }
+    Decoded<StoredTask> decoded = current.decodeTask();
+    if (decoded instanceof Decoded.Unreadable<StoredTask>) {
+      return rejection(
+          RejectionReason.UNREADABLE_TASK,
+          "trigger: the task stored for this id cannot be read; cancel or replace the schedule");
+    }
+    StoredTask task = decoded.value();
+    Schedule schedule = task.schedule();
+    if (!(schedule.timing() instanceof CronSpec spec)) {
+      firing.fire(OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1), nowMs);
+      forgetFired(id, stored, requestMs, nowMs);
+      return Optional.empty();
+    }
+    boolean paused = current.state() == State.PAUSED;
+    OptionalLong occurrence =
+        paused ? nextWhilePaused(current, spec, nowMs) : OptionalLong.of(current.timeMs());
+    if (occurrence.isEmpty()) {
+      return rejection(
+          RejectionReason.NOT_APPLICABLE,
+          "trigger: this paused schedule has no occurrence left before its end bound and the"
+              + " horizon");
+    }
+    long dueMs = occurrence.getAsLong();
+    // Seen at its own due time at the latest: never missed, so it fires whatever the policy.
+    Recurrence.Step step =
+        recurrence.onDue(spec, dueMs, task.occurrence() - 1, Math.min(nowMs, dueMs));
+    firing.fire(OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs);
+    if (step.next().isEmpty()) {
+      remove(id, stored);
+      return Optional.empty();
+    }
+    StoredTask after = new StoredTask(schedule, task.occurrence() + 1);
+    put(
+        id,
+        stored,
+        paused
+            ? ScheduleEntry.pausedAfter(dueMs, requestMs, after)
+            : ScheduleEntry.scheduled(step.next().getAsLong(), requestMs, after));
+    return Optional.empty();
+  }
+
+  /**
+   * Moves a live schedule to a new time, keeping its target, payload and headers: a one-shot due
+   * time or a cron expression, either way round. The occurrence count starts again. A paused
+   * schedule stays paused when its new timing recurs; a one-shot cannot be paused, so a paused
+   * schedule must be resumed (or cancelled) before it is moved to a one-shot time.
+   */
+  private Optional<Rejection> reschedule(
+      String id, Stored stored, ScheduleEntry current, DelayRequest request, long nowMs) {
+    Optional<Rejection> refused = notLive("reschedule", current);
+    if (refused.isPresent()) {
+      return refused;
+    }
+    Decoded<StoredTask> decoded = current.decodeTask();
+    if (decoded instanceof Decoded.Unreadable<StoredTask>) {
+      return rejection(
+          RejectionReason.UNREADABLE_TASK,
+          "reschedule: the task stored for this id cannot be read; cancel or replace the"
+              + " schedule");
+    }
+    Schedule schedule = rescheduled(decoded.value().schedule(), request.newTiming());
+    boolean paused = current.state() == State.PAUSED;
+    if (paused && !schedule.recurring()) {
+      return rejection(
+          RejectionReason.NOT_APPLICABLE,
+          "reschedule: this schedule is paused and a one-shot cannot be; resume it first, or give"
+              + " a cron expression");
+    }
+    if (paused) {
+      StoredTask task = new StoredTask(schedule, 1);
+      put(
+          id,
+          stored,
+          ScheduleEntry.pausedAfter(ScheduleEntry.NOT_TRIGGERED, request.timestamp(), task));
+      return Optional.empty();
+    }
+    return schedule(
+        id, stored, new DelayRequest(Action.SCHEDULE, id, request.timestamp(), schedule), nowMs);
+  }
+
+  /** The schedule with a new timing; what it delivers, and where, stay. */
+  static Schedule rescheduled(Schedule schedule, Timing timing) {
+    return new Schedule(schedule.target(), timing, schedule.payload(), schedule.headers());
+  }
+
+  /** Why an action does not apply to an id with no live schedule, if it has none. */
   private static Optional<Rejection> notLive(String action, ScheduleEntry current) {
     if (current == null || current.state() == State.CANCELLED) {
       return rejection(RejectionReason.NOT_APPLICABLE, action + ": no schedule has this id");
@@ -236,13 +351,14 @@ final class Schedules {
     }
     StoredTask task = decoded.value();
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
-      firing.fire(OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1));
+      firing.fire(OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1), nowMs);
       forgetFired(id, due.stored(), entry.requestMs(), nowMs);
       return;
     }
     Recurrence.Step step = recurrence.onDue(spec, due.dueMs(), task.occurrence() - 1, nowMs);
     if (step.fire()) {
-      firing.fire(OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()));
+      firing.fire(
+          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()), nowMs);
     } else {
       metrics.occurrenceSkipped();
     }

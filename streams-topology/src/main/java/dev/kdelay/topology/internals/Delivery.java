@@ -1,0 +1,98 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.LogValues;
+import java.nio.charset.StandardCharsets;
+import java.util.Optional;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Sends what a due entry produces: the fired record to its target, or, if the target would refuse
+ * it, its dead letter; and the dead letter of a stored task that cannot be read. The one way out
+ * for a fire, whether the {@link FirePunctuator} found the entry due or a trigger request asked for
+ * it now.
+ *
+ * <p>Runs on the stream thread only.
+ */
+final class Delivery implements Schedules.Firing {
+
+  private static final Logger log = LoggerFactory.getLogger(Delivery.class);
+
+  private final ProcessorContext<Object, Object> context;
+  private final DeliveryCheck check;
+  private final DeadLetters deadLetters;
+  private final DelayMetrics metrics;
+
+  Delivery(
+      ProcessorContext<Object, Object> context,
+      DeliveryCheck check,
+      DeadLetters deadLetters,
+      DelayMetrics metrics) {
+    this.context = context;
+    this.check = check;
+    this.deadLetters = deadLetters;
+    this.metrics = metrics;
+  }
+
+  @Override
+  public void fire(Record<FiredKey, byte[]> record, long nowMs) {
+    Optional<Rejection> undeliverable = check.atFire(record, nowMs);
+    if (undeliverable.isPresent()) {
+      // Never hand the producer a record the broker would refuse: under exactly-once that fails
+      // the transaction of every task of the thread. The task is not lost: it goes to the
+      // dead-letter topic with its fired headers and the reason, in this same transaction, which
+      // also removes it from the store.
+      deadLetters.write(OutputRecords.undeliverable(record, undeliverable.get()));
+      metrics.taskUndeliverable(undeliverable.get().reason());
+      if (log.isDebugEnabled()) {
+        log.debug(
+            "event=undeliverable id={} topic={} reason={} message={}",
+            scheduleId(record),
+            LogValues.quote(record.key().topic()),
+            undeliverable.get().reason(),
+            LogValues.quote(undeliverable.get().message()));
+      }
+      return;
+    }
+    String sink =
+        record.key().partition() == FiredKey.ANY_PARTITION
+            ? Names.FIRE_SINK
+            : Names.FIRE_PARTITIONED_SINK;
+    context.forward(record, sink);
+    // The record's timestamp is its due time (or the fire time, when triggered before it).
+    long lateMs = Math.max(0, nowMs - record.timestamp());
+    metrics.taskFired(lateMs);
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "event=fired id={} topic={} due={} late_ms={}",
+          scheduleId(record),
+          LogValues.quote(record.key().topic()),
+          record.timestamp(),
+          lateMs);
+    }
+  }
+
+  @Override
+  public void unreadable(Record<byte[], byte[]> deadLetter) {
+    log.error(
+        "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
+        LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
+        deadLetter.timestamp());
+    deadLetters.write(deadLetter);
+    metrics.taskUndeliverable(RejectionReason.UNREADABLE_TASK);
+  }
+
+  /** The schedule id a fired record carries in its {@code delay-id} header, quoted for a log. */
+  private static String scheduleId(Record<FiredKey, byte[]> record) {
+    Header id = record.headers().lastHeader(DelayHeaders.ID);
+    return LogValues.quote(
+        id == null || id.value() == null ? null : new String(id.value(), StandardCharsets.UTF_8));
+  }
+}
