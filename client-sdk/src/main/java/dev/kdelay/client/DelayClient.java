@@ -1,5 +1,8 @@
 package dev.kdelay.client;
 
+import static dev.kdelay.client.WireFormat.epochMillisRange;
+import static dev.kdelay.client.WireFormat.millisRange;
+import static dev.kdelay.client.WireFormat.number;
 import static dev.kdelay.client.WireFormat.scheduleId;
 import static dev.kdelay.client.WireFormat.text;
 import static dev.kdelay.client.WireFormat.topic;
@@ -21,7 +24,8 @@ import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 
 /**
- * Sends schedule, cancel, pause and resume requests to kdelay's request topic.
+ * Sends schedule, cancel, pause, resume, trigger and reschedule requests to kdelay's request topic,
+ * and replays its dead letters.
  *
  * <pre>{@code
  * Map<String, Object> config = Map.of("bootstrap.servers", "localhost:9092");
@@ -36,6 +40,10 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  *           .payload("{\"report\":\"daily\"}")
  *           .header("traceparent", traceparent)
  *           .build());
+ *
+ *   // An operator's actions: fire the nightly report now; move the timeout out.
+ *   client.trigger("nightly-report");
+ *   client.rescheduleAfter("order-42", Duration.ofMinutes(30));
  *
  *   client.cancel("order-42");
  * }
@@ -227,6 +235,84 @@ public final class DelayClient implements AutoCloseable {
    */
   public CompletableFuture<RecordMetadata> resume(String id) {
     return send(control(id, Action.RESUME));
+  }
+
+  /**
+   * Fires the next occurrence of the schedule with this id at once, as that occurrence: with the
+   * idempotency key and {@code delay-due-at} it would have had on time, so it never fires twice. A
+   * one-shot is then done; a recurring schedule goes on from the occurrence after; a paused one
+   * fires the occurrence a resume would start with and stays paused. kdelay rejects a trigger of an
+   * id with no live schedule ({@code NOT_APPLICABLE}).
+   *
+   * @param id the schedule id
+   * @return a future of the request record's metadata
+   * @throws NullPointerException if {@code id} is null
+   * @throws IllegalArgumentException if {@code id} is empty, longer than 1024 UTF-8 bytes or not
+   *     well-formed Unicode
+   */
+  public CompletableFuture<RecordMetadata> trigger(String id) {
+    return send(control(id, Action.TRIGGER));
+  }
+
+  /**
+   * Moves the schedule with this id to fire once at a new time, keeping its target, payload and
+   * headers. A paused schedule cannot become a one-shot: kdelay rejects that ({@code
+   * NOT_APPLICABLE}), as it rejects a reschedule of an id with no live schedule.
+   *
+   * @param id the schedule id
+   * @param dueAt the new due time
+   * @return a future of the request record's metadata
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code id} is invalid or {@code dueAt} is outside the range
+   *     of epoch milliseconds
+   */
+  public CompletableFuture<RecordMetadata> rescheduleAt(String id, Instant dueAt) {
+    ProducerRecord<byte[], byte[]> record = control(id, Action.RESCHEDULE);
+    record
+        .headers()
+        .add(
+            DelayHeaders.FIRE_AT,
+            number(
+                epochMillisRange(requireNonNull(dueAt, "dueAt cannot be null"), "dueAt")
+                    .toEpochMilli()));
+    return send(record);
+  }
+
+  /**
+   * Moves the schedule with this id to fire once after a delay, counted from this request's
+   * timestamp, keeping its target, payload and headers.
+   *
+   * @param id the schedule id
+   * @param delay the delay
+   * @return a future of the request record's metadata
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code id} is invalid or {@code delay} is negative
+   */
+  public CompletableFuture<RecordMetadata> rescheduleAfter(String id, Duration delay) {
+    ProducerRecord<byte[], byte[]> record = control(id, Action.RESCHEDULE);
+    record
+        .headers()
+        .add(
+            DelayHeaders.AFTER,
+            number(millisRange(requireNonNull(delay, "delay cannot be null"), "delay").toMillis()));
+    return send(record);
+  }
+
+  /**
+   * Moves the schedule with this id to a cron cadence, keeping its target, payload and headers; its
+   * occurrence count starts again. A paused schedule stays paused.
+   *
+   * @param id the schedule id
+   * @param cron the new cadence
+   * @return a future of the request record's metadata
+   * @throws NullPointerException if an argument is null
+   * @throws IllegalArgumentException if {@code id} is invalid
+   */
+  public CompletableFuture<RecordMetadata> rescheduleCron(String id, CronSchedule cron) {
+    requireNonNull(cron, "cron cannot be null");
+    ProducerRecord<byte[], byte[]> record = control(id, Action.RESCHEDULE);
+    cron.addTo(record.headers());
+    return send(record);
   }
 
   /**

@@ -180,6 +180,52 @@ class DelayClientTest {
   }
 
   @Test
+  void shouldWriteTriggerActionWithNullValueWhenTriggered() {
+    client.trigger("nightly");
+
+    assertControlRequest("nightly", "delay-action=trigger");
+  }
+
+  @Test
+  void shouldWriteTheNewDueTimeWithoutTargetOrPayloadWhenRescheduledAt() {
+    client.rescheduleAt("order-42", DUE);
+
+    assertControlRequest(
+        "order-42", "delay-action=reschedule", "delay-fire-at=" + DUE.toEpochMilli());
+  }
+
+  @Test
+  void shouldWriteTheDelayAsMillisWhenRescheduledAfter() {
+    client.rescheduleAfter("order-42", Duration.ofMinutes(30));
+
+    assertControlRequest("order-42", "delay-action=reschedule", "delay-after=1800000");
+  }
+
+  @Test
+  void shouldWriteTheCronHeadersWhenRescheduledToACron() {
+    client.rescheduleCron(
+        "nightly", CronSchedule.of("0 15 2 * * ?").zone(ZoneId.of("Europe/Berlin")));
+
+    assertControlRequest(
+        "nightly",
+        "delay-action=reschedule",
+        "delay-cron=0 15 2 * * ?",
+        "delay-cron-type=quartz",
+        "delay-zone=Europe/Berlin",
+        "delay-misfire=fire-once");
+  }
+
+  @Test
+  void shouldSendNothingWhenARescheduleIsInvalid() {
+    assertThatThrownBy(() -> client.rescheduleAfter("order-42", Duration.ofMillis(-1)))
+        .isInstanceOf(IllegalArgumentException.class);
+    assertThatThrownBy(() -> client.rescheduleAt("order-42", null))
+        .isInstanceOf(NullPointerException.class);
+
+    assertThat(producer.history()).isEmpty();
+  }
+
+  @Test
   void shouldCompleteWithMetadataWhenSendSucceeds() throws Exception {
     RecordMetadata metadata = client.scheduleAt("a", "t", DUE, bytes("x")).get();
 
@@ -288,12 +334,12 @@ class DelayClientTest {
     assertThat(producer.history()).isEmpty();
   }
 
-  private void assertControlRequest(String id, String actionHeader) {
+  private void assertControlRequest(String id, String... headers) {
     ProducerRecord<byte[], byte[]> request = onlyRequest();
     assertThat(request.topic()).isEqualTo(REQUESTS);
     assertThat(request.key()).isEqualTo(bytes(id));
     assertThat(request.value()).isNull();
-    assertThat(headers(request)).containsExactly(actionHeader);
+    assertThat(headers(request)).containsExactly(headers);
   }
 
   private ProducerRecord<byte[], byte[]> onlyRequest() {

@@ -46,6 +46,11 @@ public final class Main {
             Cancel a schedule.
         pause --id ID, resume --id ID
             Pause a recurring schedule; resume it with its first occurrence after now.
+        trigger --id ID
+            Fire a schedule's next occurrence now, with the idempotency key it would have had on
+            time; a recurring schedule goes on from the occurrence after it.
+        reschedule --id ID (--after DURATION | --at INSTANT | --cron EXPR [cron options])
+            Move a schedule to a new time, keeping its target and payload.
         watch [--from-beginning] TOPIC
             Print the records of TOPIC as a read_committed consumer sees them, with each fired
             record's id, idempotency key, due and fired times and lateness. Ctrl-C stops.
@@ -57,7 +62,7 @@ public final class Main {
             Submit a dead letter again, as it was or corrected. It keeps its original timestamp,
             so it never overrides a newer request for the same id.
 
-      Options of schedule, cancel, watch and dlq:
+      Options of every command but run:
         --bootstrap-servers HOST:PORT  default: $DELAY_BOOTSTRAP_SERVERS, else 127.0.0.1:9092
         --requests-topic TOPIC         default: from the configuration, else delay-requests
         --config FILE                  the properties file run takes, for TLS/SASL settings
@@ -70,6 +75,10 @@ public final class Main {
         DELAY_KAFKA_<NAME>  Kafka properties: DELAY_KAFKA_SECURITY_PROTOCOL sets
                             security.protocol
       """;
+
+  /** The commands that are clients of a running service: their stdout is their output. */
+  private static final Set<String> CLIENT_COMMANDS =
+      Set.of("schedule", "cancel", "pause", "resume", "trigger", "reschedule", "watch", "dlq");
 
   private final Map<String, String> environment;
   private final PrintStream out;
@@ -88,7 +97,7 @@ public final class Main {
    */
   public static void main(String[] args) {
     // Before the first logger exists: the CLI's stdout is its output, so its log goes to stderr.
-    if (args.length > 0 && Set.of("schedule", "cancel", "watch").contains(args[0])) {
+    if (args.length > 0 && CLIENT_COMMANDS.contains(args[0])) {
       System.setProperty("kdelay.log.target", "SYSTEM_ERR");
     }
     int code;
@@ -124,7 +133,7 @@ public final class Main {
           ScheduleCommand schedule = ScheduleCommand.parse(line);
           yield schedule.run(ClientOptions.from(line, environment), out);
         }
-        case "cancel", "pause", "resume" -> {
+        case "cancel", "pause", "resume", "trigger", "reschedule" -> {
           CommandLine line = CommandLine.parse(rest, IdCommand.OPTIONS, Set.of());
           Action action = Action.fromWireName(command).orElseThrow();
           yield IdCommand.parse(action, line).run(ClientOptions.from(line, environment), out);

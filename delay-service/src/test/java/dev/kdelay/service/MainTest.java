@@ -25,10 +25,18 @@ class MainTest {
 
   @Test
   void shouldExitWithTwoAndPrintUsageWhenTheCommandIsUnknown() {
+    int code = main(Map.of(), "postpone", "--id", "x");
+
+    assertThat(code).isEqualTo(CommandLine.USAGE);
+    assertThat(text(err)).contains("unknown command 'postpone'").contains("Usage: kdelay");
+  }
+
+  @Test
+  void shouldExitWithTwoWhenARescheduleHasNoTime() {
     int code = main(Map.of(), "reschedule", "--id", "x");
 
     assertThat(code).isEqualTo(CommandLine.USAGE);
-    assertThat(text(err)).contains("unknown command 'reschedule'").contains("Usage: kdelay");
+    assertThat(text(err)).contains("kdelay reschedule: give exactly one of --after");
   }
 
   @Test

@@ -35,6 +35,8 @@ import org.slf4j.LoggerFactory;
  * DELETE /schedules/{id}             cancel
  * POST   /schedules/{id}/pause       pause a recurring schedule
  * POST   /schedules/{id}/resume      resume it
+ * POST   /schedules/{id}/trigger     fire its next occurrence now
+ * POST   /schedules/{id}/reschedule  move it to a new time: {"fireAt"|"after"|"cron", ...}
  * GET    /dead-letters, /dead-letters/{partition}/{offset}, POST .../replay: see {@link
  *        DeadLetterRoutes}
  * </pre>
@@ -152,7 +154,10 @@ public final class AdminApi implements HttpEndpoint.Api {
                 new Route(
                     List.of("schedules", ID), Map.of("GET", this::view, "DELETE", this::cancel)),
                 new Route(List.of("schedules", ID, "pause"), Map.of("POST", this::pause)),
-                new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume))));
+                new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume)),
+                new Route(List.of("schedules", ID, "trigger"), Map.of("POST", this::trigger)),
+                new Route(
+                    List.of("schedules", ID, "reschedule"), Map.of("POST", this::reschedule))));
     deadLetters.ifPresent(
         letters -> {
           routes.add(new Route(List.of("dead-letters"), Map.of("GET", (r, v) -> letters.list(r))));
@@ -244,6 +249,16 @@ public final class AdminApi implements HttpEndpoint.Api {
 
   private ApiResponse resume(ApiRequest request, List<String> variables) {
     return sent(id(variables), Action.RESUME, requests::resume, id(variables));
+  }
+
+  private ApiResponse trigger(ApiRequest request, List<String> variables) {
+    return sent(id(variables), Action.TRIGGER, requests::trigger, id(variables));
+  }
+
+  private ApiResponse reschedule(ApiRequest request, List<String> variables) {
+    String id = id(variables);
+    ScheduleBody.NewTime time = ScheduleBody.parseTime(request.body(), limits, clock.millis());
+    return sent(id, Action.RESCHEDULE, t -> t.send(requests, id), time);
   }
 
   private String id(List<String> variables) {

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.node.JsonNodeType;
 import com.fasterxml.jackson.databind.node.ObjectNode;
 import dev.kdelay.client.CronSchedule;
+import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.CronExpressions;
 import dev.kdelay.schemas.CronFlavor;
@@ -25,9 +26,12 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.CompletableFuture;
 import java.util.function.Function;
 import java.util.function.Supplier;
 import java.util.function.UnaryOperator;
+import org.apache.kafka.clients.producer.RecordMetadata;
 
 /**
  * The JSON body of {@code POST /schedules}, read into the client SDK's {@link DelayedMessage}. Its
@@ -54,6 +58,11 @@ public final class ScheduleBody {
 
   /** The one field whose {@code null} means something: a tombstone. */
   private static final String PAYLOAD = "payload";
+
+  /** The fields of a time, and all a reschedule's body may hold. */
+  private static final Set<String> TIME_FIELDS =
+      Set.of(
+          "fireAt", "after", "cron", "cronType", "zone", "startAt", "endAt", "maxFires", "misfire");
 
   private static final Set<String> FIELDS =
       Set.of(
@@ -105,6 +114,48 @@ public final class ScheduleBody {
    * @throws ApiException 400 with a rejection code if the body is not a valid schedule
    */
   static DelayedMessage parse(byte[] body, ServiceLimits limits, long nowMs) {
+    return new ScheduleBody(object(body, FIELDS), limits, nowMs).message();
+  }
+
+  /**
+   * Reads the body of {@code POST /schedules/{id}/reschedule}: only the time fields of a schedule's
+   * body, {@code {"after": "PT30M"}} or {@code {"cron": "0 0 9 * * ?", "zone": "Europe/Berlin"}}.
+   *
+   * @throws ApiException 400 with a rejection code if the body is not a valid time
+   */
+  static NewTime parseTime(byte[] body, ServiceLimits limits, long nowMs) {
+    return new ScheduleBody(object(body, TIME_FIELDS), limits, nowMs).time();
+  }
+
+  /**
+   * A schedule's new time: exactly one of a due time, a delay and a cron cadence.
+   *
+   * @param fireAt the new due time
+   * @param after the new delay, counted from the request's timestamp
+   * @param cron the new cadence
+   */
+  record NewTime(Optional<Instant> fireAt, Optional<Duration> after, Optional<CronSchedule> cron) {
+
+    /** Sends the reschedule of an id with the client. */
+    CompletableFuture<RecordMetadata> send(DelayClient client, String id) {
+      if (fireAt.isPresent()) {
+        return client.rescheduleAt(id, fireAt.get());
+      }
+      if (after.isPresent()) {
+        return client.rescheduleAfter(id, after.get());
+      }
+      return client.rescheduleCron(id, cron.orElseThrow());
+    }
+
+    private void applyTo(DelayedMessage.Builder builder) {
+      fireAt.ifPresent(builder::fireAt);
+      after.ifPresent(builder::after);
+      cron.ifPresent(builder::cron);
+    }
+  }
+
+  /** The body as an object of known fields, without the fields given as null. */
+  private static ObjectNode object(byte[] body, Set<String> fields) {
     JsonNode json;
     try {
       json = ApiResponse.MAPPER.readTree(body);
@@ -118,11 +169,12 @@ public final class ScheduleBody {
     }
     for (Map.Entry<String, JsonNode> field : object.properties()) {
       String name = field.getKey();
-      if (!FIELDS.contains(name)) {
-        throw ApiException.malformed("unknown field '" + name + "'; expected one of " + FIELDS);
+      if (!fields.contains(name)) {
+        throw ApiException.malformed(
+            "unknown field '" + name + "'; expected one of " + new TreeSet<>(fields));
       }
     }
-    return new ScheduleBody(withoutNulls(object), limits, nowMs).message();
+    return withoutNulls(object);
   }
 
   /**
@@ -170,7 +222,7 @@ public final class ScheduleBody {
                     "targetPartition",
                     () -> builder.targetPartition(Math.toIntExact(partition))));
     payload(builder);
-    timing(builder);
+    time().applyTo(builder);
     headers(builder);
     // Cannot fail: payload() and timing() have checked that exactly one of each was given.
     return builder.build();
@@ -223,7 +275,7 @@ public final class ScheduleBody {
     }
   }
 
-  private void timing(DelayedMessage.Builder builder) {
+  private NewTime time() {
     List<String> times = new ArrayList<>();
     for (String name : List.of("fireAt", "after", "cron")) {
       if (json.has(name)) {
@@ -247,19 +299,13 @@ public final class ScheduleBody {
         }
       }
     }
-    instant("fireAt")
-        .ifPresent(
-            at -> {
-              checkHorizon("fireAt", at.toEpochMilli());
-              builder.fireAt(at);
-            });
-    duration("after")
-        .ifPresent(
-            after -> {
-              checkHorizon("after", nowMs + Math.min(after.toMillis(), limits.horizonMs() + 1));
-              builder.after(after);
-            });
-    text("cron").ifPresent(expression -> builder.cron(cron(expression)));
+    Optional<Instant> fireAt = instant("fireAt");
+    fireAt.ifPresent(at -> checkHorizon("fireAt", at.toEpochMilli()));
+    Optional<Duration> after = duration("after");
+    after.ifPresent(
+        delay -> checkHorizon("after", nowMs + Math.min(delay.toMillis(), limits.horizonMs() + 1)));
+    Optional<CronSchedule> cron = text("cron").map(this::cron);
+    return new NewTime(fireAt, after, cron);
   }
 
   private CronSchedule cron(String expression) {

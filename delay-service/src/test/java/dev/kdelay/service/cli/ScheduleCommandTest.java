@@ -25,9 +25,10 @@ class ScheduleCommandTest {
             new ScheduleCommand(
                 "order-42",
                 "timeouts",
-                java.util.Optional.of(Duration.ofSeconds(30)),
-                java.util.Optional.empty(),
-                java.util.Optional.empty(),
+                new TimeOptions(
+                    java.util.Optional.of(Duration.ofSeconds(30)),
+                    java.util.Optional.empty(),
+                    java.util.Optional.empty()),
                 java.util.Optional.of("k"),
                 "{}"));
   }
@@ -56,7 +57,7 @@ class ScheduleCommandTest {
             "skip",
             "run");
 
-    CronSchedule cron = command.cron().orElseThrow();
+    CronSchedule cron = command.time().cron().orElseThrow();
     assertThat(cron.expression()).isEqualTo("15 2 * * *");
     assertThat(cron.type()).isEqualTo(CronFlavor.UNIX);
     assertThat(cron.zone()).isEqualTo(ZoneId.of("Europe/Berlin"));
@@ -98,8 +99,8 @@ class ScheduleCommandTest {
     ScheduleCommand command =
         parse("--id", "r", "--target", "t", "--at", "2030-01-01T09:00:00Z", "hello");
 
-    assertThat(command.at()).contains(Instant.parse("2030-01-01T09:00:00Z"));
-    assertThat(command.after()).isEmpty();
+    assertThat(command.time().at()).contains(Instant.parse("2030-01-01T09:00:00Z"));
+    assertThat(command.time().after()).isEmpty();
     assertThat(command.targetKey()).isEmpty();
     assertThat(command.value()).isEqualTo("hello");
   }

@@ -28,7 +28,7 @@ import org.junit.jupiter.api.Test;
 
 /**
  * Paging over a dead-letter topic of three partitions, with Kafka's own MockConsumer standing in
- * for the broker (the paging logic only; DeadLetterIT reads a real one).
+ * for the broker (the paging logic only; OperationsIT reads a real one).
  */
 class DeadLetterPagesTest {
 

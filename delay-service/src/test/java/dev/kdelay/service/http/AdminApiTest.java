@@ -15,6 +15,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.ZoneOffset;
+import java.util.List;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.MockProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -161,6 +162,50 @@ class AdminApiTest {
         .extracting(r -> text(r.key()) + ":" + header(r, DelayHeaders.ACTION))
         .containsExactly("a/b:cancel", "nightly:pause", "nightly:resume");
     assertThat(producer.history()).allSatisfy(r -> assertThat(r.value()).isNull());
+  }
+
+  @Test
+  void shouldWriteTriggerAndRescheduleRequestsWithTheNewTimeAndNoPayload() {
+    // when
+    int trigger = call("POST", "/schedules/nightly/trigger", "{}").status();
+    int at =
+        call("POST", "/schedules/order-1/reschedule", "{\"fireAt\":\"2026-03-02T09:00:00Z\"}")
+            .status();
+    int cron =
+        call(
+                "POST",
+                "/schedules/nightly/reschedule",
+                "{\"cron\":\"0 0 9 * * ?\",\"zone\":\"Europe/Berlin\"}")
+            .status();
+
+    // then
+    assertThat(List.of(trigger, at, cron)).containsOnly(202);
+    assertThat(producer.history())
+        .extracting(r -> text(r.key()) + ":" + header(r, DelayHeaders.ACTION))
+        .containsExactly("nightly:trigger", "order-1:reschedule", "nightly:reschedule");
+    assertThat(header(producer.history().get(1), DelayHeaders.FIRE_AT))
+        .isEqualTo(Long.toString(Instant.parse("2026-03-02T09:00:00Z").toEpochMilli()));
+    assertThat(header(producer.history().get(2), DelayHeaders.CRON)).isEqualTo("0 0 9 * * ?");
+    assertThat(header(producer.history().get(2), DelayHeaders.ZONE)).isEqualTo("Europe/Berlin");
+    assertThat(producer.history()).allSatisfy(r -> assertThat(r.value()).isNull());
+  }
+
+  @Test
+  void shouldAnswerABadRescheduleWith400AndWriteNothing() throws Exception {
+    ApiResponse none = call("POST", "/schedules/a/reschedule", "{}");
+    ApiResponse two =
+        call("POST", "/schedules/a/reschedule", "{\"after\":\"1s\",\"cron\":\"* * * * * ?\"}");
+    ApiResponse target =
+        call("POST", "/schedules/a/reschedule", "{\"after\":\"1s\",\"targetTopic\":\"t\"}");
+    ApiResponse far = call("POST", "/schedules/a/reschedule", "{\"after\":\"P30D\"}");
+
+    assertThat(json(none).path("error").asText()).isEqualTo("MISSING_TIME");
+    assertThat(json(two).path("error").asText()).isEqualTo("CONFLICTING_TIMES");
+    assertThat(json(target).path("error").asText()).isEqualTo("BAD_REQUEST");
+    assertThat(json(target).path("message").asText()).contains("unknown field 'targetTopic'");
+    assertThat(json(far).path("error").asText()).isEqualTo("TOO_FAR");
+    assertThat(List.of(none, two, target, far)).extracting(ApiResponse::status).containsOnly(400);
+    assertThat(producer.history()).isEmpty();
   }
 
   @Test

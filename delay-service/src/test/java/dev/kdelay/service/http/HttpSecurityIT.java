@@ -173,6 +173,14 @@ class HttpSecurityIT {
         assertThat(send(url + anyId + "/resume", "POST", "", caller).statusCode())
             .as(as)
             .isEqualTo(write);
+        assertThat(send(url + anyId + "/trigger", "POST", "{}", caller).statusCode())
+            .as(as)
+            .isEqualTo(write);
+        assertThat(
+                send(url + anyId + "/reschedule", "POST", "{\"after\":\"1h\"}", caller)
+                    .statusCode())
+            .as(as)
+            .isEqualTo(write);
         assertThat(send(url + anyId, "DELETE", "", caller).statusCode()).as(as).isEqualTo(write);
         assertThat(get(url + "/dead-letters?limit=1", caller).statusCode()).as(as).isEqualTo(read);
         int replay = send(url + "/dead-letters/0/0/replay", "POST", "{}", caller).statusCode();

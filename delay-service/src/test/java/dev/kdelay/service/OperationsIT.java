@@ -36,13 +36,14 @@ import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Dead letters read and replayed against a real broker and a running instance: through the admin
- * API, and through the CLI. A replay with a corrected target fires once, and replaying the same
- * dead letter again does not fire it twice.
+ * An operator's actions against a real broker and a running instance, through the admin API and the
+ * CLI: dead letters read and replayed (a replay with a corrected target fires once, and replaying
+ * the same dead letter again does not fire it twice), and trigger now and reschedule, which go
+ * through the request topic like any change.
  */
 @Tag("integration")
 @ExtendWith(KafkaClusterExtension.class)
-class DeadLetterIT {
+class OperationsIT {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(90);
   private static final Duration TIMEOUT = Duration.ofSeconds(60);
@@ -191,6 +192,84 @@ class DeadLetterIT {
           fired.pollUntil(records -> !records.isEmpty(), TIMEOUT);
       assertThat(all.get(0).record().value()).isEqualTo("from the cli");
     }
+  }
+
+  @Test
+  void shouldFireAPendingScheduleTriggeredTwiceOnceWithItsUsualIdempotencyKey() throws Exception {
+    // given: due in an hour
+    String id = "trigger-" + UUID.randomUUID();
+    send(id, target, "{\"order\":7}");
+    await(() -> get("/schedules/" + id), r -> r.statusCode() == 200);
+    long dueMs = getJson("/schedules/" + id).path("nextDueAtMs").asLong();
+
+    // when: triggered, twice
+    HttpResponse<String> first = post("/schedules/" + id + "/trigger", "{}");
+    HttpResponse<String> second = post("/schedules/" + id + "/trigger", "{}");
+
+    // then: fired once, now, as the occurrence due in an hour; the second trigger dead-lettered
+    assertThat(first.statusCode()).as(first.body()).isEqualTo(202);
+    assertThat(second.statusCode()).as(second.body()).isEqualTo(202);
+    try (TargetTopicReader fired = new TargetTopicReader(bootstrapServers, target)) {
+      fired.pollUntil(records -> !records.isEmpty(), TIMEOUT);
+      await(
+          () -> getJson("/dead-letters?code=NOT_APPLICABLE&id=" + id),
+          page -> page.path("deadLetters").size() == 1);
+      List<TargetTopicReader.Received> all = fired.drainCommitted(TIMEOUT);
+      assertThat(all).hasSize(1);
+      assertThat(all.get(0).record().value()).isEqualTo("{\"order\":7}");
+      assertThat(header(all.get(0), DelayHeaders.IDEMPOTENCY_KEY)).isEqualTo(id + "@" + dueMs);
+      assertThat(all.get(0).record().timestamp()).isLessThan(dueMs);
+    }
+    assertThat(getJson("/schedules/" + id).path("status").asText()).isEqualTo("fired");
+  }
+
+  @Test
+  void shouldRescheduleAndTriggerThroughTheCli() throws Exception {
+    // given: a one-shot due in five minutes, and a nightly cron schedule
+    String later = "move-" + UUID.randomUUID();
+    String nightly = "nightly-" + UUID.randomUUID();
+    send(later, target, "moved");
+    try (DelayClient client =
+        DelayClient.create(Map.of("bootstrap.servers", bootstrapServers), name + "-requests")) {
+      client
+          .schedule(
+              DelayedMessage.builder(nightly, target)
+                  .cron(dev.kdelay.client.CronSchedule.of("0 0 2 * * ?"))
+                  .payload("nightly")
+                  .build())
+          .get();
+    }
+    await(() -> get("/schedules/" + nightly), r -> r.statusCode() == 200);
+    Map<String, String> environment =
+        Map.of(
+            "DELAY_BOOTSTRAP_SERVERS",
+            bootstrapServers,
+            "DELAY_REQUESTS_TOPIC",
+            name + "-requests");
+
+    // when
+    Cli reschedule = cli(environment, "reschedule", "--id", later, "--after", "0s");
+    Cli trigger = cli(environment, "trigger", "--id", nightly);
+
+    // then: the one-shot fires with its payload; the nightly fires its next night now and goes on
+    assertThat(reschedule.code).as(reschedule.err).isEqualTo(CommandLine.OK);
+    assertThat(reschedule.out).contains("Sent reschedule for " + later);
+    assertThat(trigger.code).as(trigger.err).isEqualTo(CommandLine.OK);
+    try (TargetTopicReader fired = new TargetTopicReader(bootstrapServers, target)) {
+      List<TargetTopicReader.Received> all =
+          fired.pollUntil(records -> records.size() >= 2, TIMEOUT);
+      assertThat(all)
+          .extracting(r -> r.record().key() + "=" + r.record().value())
+          .containsExactlyInAnyOrder(later + "=moved", nightly + "=nightly");
+    }
+    JsonNode after = getJson("/schedules/" + nightly);
+    assertThat(after.path("status").asText()).isEqualTo("pending");
+    assertThat(after.path("occurrence").asLong()).isEqualTo(2);
+  }
+
+  private static String header(TargetTopicReader.Received received, String name) {
+    org.apache.kafka.common.header.Header header = received.record().headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   private record Cli(int code, String out, String err) {}
