@@ -42,7 +42,9 @@ final class RocksDbOptions {
         .setCompressionType(CompressionType.LZ4_COMPRESSION)
         .setWriteBufferSize(16L * 1024 * 1024)
         .setMaxWriteBufferNumber(3)
-        .setMaxBackgroundJobs(2);
+        .setMaxBackgroundJobs(2)
+        .setMemtablePrefixBloomSizeRatio(0.1)
+        .setMemtableWholeKeyFiltering(true);
   }
 
   static RocksDBConfigSetter configSetter(Map<String, Object> configs) {

@@ -74,6 +74,11 @@ public final class ScheduleBytesStore implements StateStore {
    */
   public record Listing(List<Due> entries, boolean complete) {}
 
+  /** Entries the due scan reads in its first multi-get, and at most in any. */
+  private static final int FIRST_STEP = 32;
+
+  private static final int MAX_STEP = 512;
+
   private final String name;
   private final Position position = Position.emptyPosition();
   private StateStoreContext context;
@@ -225,21 +230,46 @@ public final class ScheduleBytesStore implements StateStore {
     byte[] first = null;
     long bytes = 0;
     try (RocksIterator scan = db.newIterator()) {
-      for (scan.seek(dueFrom); scan.isValid() && StoreKeys.before(scan.key(), bound); scan.next()) {
-        if (batch.size() >= maxCount || bytes >= maxBytes) {
+      scan.seek(dueFrom);
+      // The index keys of one step first, then their entries in one multi-get: point lookups in
+      // due order (which is not key order) set the pace of a backlog otherwise. A step reads as
+      // many entries as the byte budget left holds at the average size seen so far, so a batch
+      // of large entries reads little more than the budget.
+      while (!more && scan.isValid() && StoreKeys.before(scan.key(), bound)) {
+        long average = batch.isEmpty() ? 0 : Math.max(1, bytes / batch.size());
+        long fits = average == 0 ? FIRST_STEP : Math.max(1, (maxBytes - bytes) / average);
+        int step = (int) Math.min(Math.min(fits, MAX_STEP), maxCount - batch.size());
+        List<byte[]> keys = new ArrayList<>(step);
+        for (;
+            keys.size() < step && scan.isValid() && StoreKeys.before(scan.key(), bound);
+            scan.next()) {
+          keys.add(scan.key());
+        }
+        first = first == null && !keys.isEmpty() ? keys.get(0) : first;
+        List<byte[]> entryKeys = new ArrayList<>(keys.size());
+        for (byte[] key : keys) {
+          entryKeys.add(StoreKeys.entry(StoreKeys.idOfIndex(key)));
+        }
+        List<byte[]> entries = db.multiGetAsList(entryKeys);
+        for (int i = 0; i < keys.size(); i++) {
+          byte[] key = keys.get(i);
+          if (batch.size() >= maxCount || bytes >= maxBytes) {
+            // Past a bound: the rest of this step is read again by the next scan.
+            more = true;
+            break;
+          }
+          byte[] id = StoreKeys.idOfIndex(key);
+          byte[] entry = entries.get(i);
+          if (!Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
+            stale.add(key); // left by a write that did not know the entry it replaced
+            continue;
+          }
+          batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
+          bytes += entry.length;
+        }
+        if (batch.size() >= maxCount && scan.isValid() && StoreKeys.before(scan.key(), bound)) {
           more = true;
-          break;
         }
-        byte[] key = scan.key();
-        first = first == null ? key : first;
-        byte[] id = StoreKeys.idOfIndex(key);
-        byte[] entry = db.get(StoreKeys.entry(id));
-        if (!Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
-          stale.add(key); // left by a write that did not know the entry it replaced
-          continue;
-        }
-        batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
-        bytes += entry.length;
       }
       dueFrom = first != null ? first : bound;
       nextDue = more ? nowMs : firstIndexed(scan, bound, StoreKeys.DUE);
