@@ -214,17 +214,11 @@ final class Schedules {
    */
   private Optional<Rejection> trigger(
       String id, Stored stored, ScheduleEntry current, long requestMs, long nowMs, Firing firing) {
-    Optional<Rejection> refused = notLive("trigger", current);
+    Optional<Rejection> refused = noReadableTask("trigger", current);
     if (refused.isPresent()) {
       return refused;
     }
-    Decoded<StoredTask> decoded = current.decodeTask();
-    if (decoded instanceof Decoded.Unreadable<StoredTask>) {
-      return rejection(
-          RejectionReason.UNREADABLE_TASK,
-          "trigger: the task stored for this id cannot be read; cancel or replace the schedule");
-    }
-    StoredTask task = decoded.value();
+    StoredTask task = current.decodeTask().value();
     Schedule schedule = task.schedule();
     if (!(schedule.timing() instanceof CronSpec spec)) {
       firing.fire(OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1), nowMs);
@@ -267,18 +261,11 @@ final class Schedules {
    */
   private Optional<Rejection> reschedule(
       String id, Stored stored, ScheduleEntry current, DelayRequest request, long nowMs) {
-    Optional<Rejection> refused = notLive("reschedule", current);
+    Optional<Rejection> refused = noReadableTask("reschedule", current);
     if (refused.isPresent()) {
       return refused;
     }
-    Decoded<StoredTask> decoded = current.decodeTask();
-    if (decoded instanceof Decoded.Unreadable<StoredTask>) {
-      return rejection(
-          RejectionReason.UNREADABLE_TASK,
-          "reschedule: the task stored for this id cannot be read; cancel or replace the"
-              + " schedule");
-    }
-    Schedule schedule = rescheduled(decoded.value().schedule(), request.newTiming());
+    Schedule schedule = rescheduled(current.decodeTask().value().schedule(), request.newTiming());
     boolean paused = current.state() == State.PAUSED;
     if (paused && !schedule.recurring()) {
       return rejection(
@@ -316,17 +303,31 @@ final class Schedules {
   }
 
   /**
+   * Why an action that needs the task of a live schedule does not apply, if it does not: there is
+   * no live schedule, or its task cannot be read.
+   */
+  private static Optional<Rejection> noReadableTask(String action, ScheduleEntry current) {
+    return notLive(action, current).or(() -> unreadable(action, current));
+  }
+
+  private static Optional<Rejection> unreadable(String action, ScheduleEntry current) {
+    return current.decodeTask() instanceof Decoded.Unreadable<StoredTask>
+        ? rejection(
+            RejectionReason.UNREADABLE_TASK,
+            action + ": the task stored for this id cannot be read; cancel or replace the schedule")
+        : Optional.empty();
+  }
+
+  /**
    * Why a pause or resume does not apply to a live entry's task, if it does not: the task cannot be
    * read, or it is a one-shot.
    */
   private static Optional<Rejection> notRecurring(String action, ScheduleEntry current) {
-    Decoded<StoredTask> task = current.decodeTask();
-    if (task instanceof Decoded.Unreadable<StoredTask>) {
-      return rejection(
-          RejectionReason.UNREADABLE_TASK,
-          action + ": the task stored for this id cannot be read; cancel or replace the schedule");
+    Optional<Rejection> unreadable = unreadable(action, current);
+    if (unreadable.isPresent()) {
+      return unreadable;
     }
-    if (!task.value().schedule().recurring()) {
+    if (!current.decodeTask().value().schedule().recurring()) {
       return rejection(
           RejectionReason.NOT_APPLICABLE,
           action + " applies to recurring schedules; this one is one-shot");
