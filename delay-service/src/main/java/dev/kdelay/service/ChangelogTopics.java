@@ -5,6 +5,8 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.config.TopicConfig;
@@ -37,6 +39,31 @@ final class ChangelogTopics {
   /** The changelog topics of every store of kdelay's topology. */
   static List<String> all(String applicationId) {
     return STORES.stream().map(store -> of(applicationId, store)).toList();
+  }
+
+  /** The changelog topics kdelay's first layout kept, which this version does not read. */
+  static List<String> firstLayout(String applicationId) {
+    return DelayTopology.FIRST_LAYOUT_STORES.stream()
+        .map(store -> of(applicationId, store))
+        .toList();
+  }
+
+  /**
+   * What to say at start when changelogs of the first layout exist: their pending tasks will not
+   * fire. Empty if none exist.
+   */
+  static Optional<String> firstLayoutWarning(Set<String> existing) {
+    if (existing.isEmpty()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        String.format(
+            "topics=%s this kdelay keeps schedules in store '%s' and does not read kdelay's first"
+                + " layout: pending tasks in those changelogs will not fire. To upgrade without"
+                + " losing them, let the old version fire what is due (until kdelay_tasks_pending"
+                + " is 0), then start this one, and delete those topics (see the README,"
+                + " \"Upgrading from the two-store layout\")",
+            new TreeSet<>(existing), DelayTopology.SCHEDULES_STORE));
   }
 
   /**

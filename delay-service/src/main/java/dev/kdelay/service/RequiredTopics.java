@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
+import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
@@ -112,6 +113,13 @@ final class RequiredTopics {
     ChangelogTopics.requireCompacted(
         TopicConfigs.ofExisting(admin, deadline, ChangelogTopics.all(config.applicationId())),
         config.bootstrapServers());
+    Set<String> firstLayout =
+        TopicConfigs.ofExisting(
+                admin, deadline, ChangelogTopics.firstLayout(config.applicationId()))
+            .keySet();
+    // A fresh volume has no old state directory to warn of: the old changelogs still say it.
+    ChangelogTopics.firstLayoutWarning(firstLayout)
+        .ifPresent(warning -> log.error("event=old-state-layout {}", warning));
   }
 
   /** Creates the topic unless it exists; another instance creating it meanwhile is success. */

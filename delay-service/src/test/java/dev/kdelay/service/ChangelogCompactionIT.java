@@ -9,6 +9,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.Tag;
@@ -68,5 +69,41 @@ class ChangelogCompactionIT {
                 + changelog
                 + " --add-config cleanup.policy=compact");
     assertThat(service.state()).as("Kafka Streams was never created").isEmpty();
+  }
+
+  @Test
+  void shouldFindTheFirstLayoutsChangelogsAndSayTheirTasksWillNotFire(KafkaTestCluster kafka)
+      throws Exception {
+    // given: the task store's changelog of the first layout
+    String name = "first-layout";
+    String oldChangelog = name + "-delay-tasks-changelog";
+    try (DescribedTopics topics = new DescribedTopics(kafka)) {
+      topics
+          .admin()
+          .createTopics(List.of(new NewTopic(oldChangelog, 2, (short) 1)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+    }
+
+    // when
+    Set<String> found;
+    try (DescribedTopics topics = new DescribedTopics(kafka)) {
+      found =
+          TopicConfigs.ofExisting(
+                  topics.admin(),
+                  StartupDeadline.after(START_TIMEOUT),
+                  ChangelogTopics.firstLayout(name))
+              .keySet();
+    }
+
+    // then: the start says at ERROR which topics hold tasks it will not fire, and what to do
+    assertThat(found).containsExactly(oldChangelog);
+    assertThat(ChangelogTopics.firstLayoutWarning(found))
+        .hasValueSatisfying(
+            warning ->
+                assertThat(warning)
+                    .contains(oldChangelog, "Upgrading from the two-store layout")
+                    .doesNotContain(name + "-delay-schedules-changelog"));
+    assertThat(ChangelogTopics.firstLayoutWarning(Set.of())).isEmpty();
   }
 }

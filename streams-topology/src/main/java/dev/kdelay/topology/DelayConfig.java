@@ -157,8 +157,9 @@ public final class DelayConfig extends AbstractConfig {
   private static final String FIRED_RETENTION_DOC =
       "How long a fired one-shot task is remembered: its status reads 'fired', and an older"
           + " schedule for the same id arriving late (from a client with another partitioner) is"
-          + " dead-lettered as SUPERSEDED instead of firing again. 0 forgets it at once, which"
-          + " saves two changelog writes per task.";
+          + " dead-lettered as SUPERSEDED instead of firing again. 0 forgets it at once. Either"
+          + " way a fire writes one changelog record (a tombstone, carrying the marker while it is"
+          + " remembered), and an expiry writes none.";
 
   public static final String MISFIRE_THRESHOLD_CONFIG = "delay.misfire.threshold.ms";
   private static final String MISFIRE_THRESHOLD_DOC =

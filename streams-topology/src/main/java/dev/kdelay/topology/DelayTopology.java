@@ -4,6 +4,7 @@ import dev.kdelay.topology.internals.FiredKey;
 import dev.kdelay.topology.internals.Names;
 import dev.kdelay.topology.internals.RequestProcessor;
 import dev.kdelay.topology.internals.ScheduleStoreBuilder;
+import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
@@ -43,6 +44,12 @@ public final class DelayTopology {
    * ScheduleStores#type()}).
    */
   public static final String SCHEDULES_STORE = Names.SCHEDULES_STORE;
+
+  /**
+   * The stores of kdelay's first layout (two stores), which this version neither reads nor
+   * migrates: see the README, "Upgrading from the two-store layout".
+   */
+  public static final List<String> FIRST_LAYOUT_STORES = Names.FIRST_LAYOUT_STORES;
 
   private DelayTopology() {}
 

@@ -1,5 +1,7 @@
 package dev.kdelay.topology.internals;
 
+import java.util.List;
+
 /** Names of the topology's nodes and stores. */
 public final class Names {
 
@@ -9,6 +11,9 @@ public final class Names {
    * {@code delay-schedules}) is never read as this one.
    */
   public static final String SCHEDULES_STORE = "delay-schedules-v2";
+
+  /** The stores of kdelay's first layout, which this version neither reads nor migrates. */
+  public static final List<String> FIRST_LAYOUT_STORES = List.of("delay-tasks", "delay-schedules");
 
   public static final String REQUESTS_SOURCE = "requests";
   public static final String REROUTED_SOURCE = "rerouted-requests";

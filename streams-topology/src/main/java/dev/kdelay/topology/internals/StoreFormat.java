@@ -30,7 +30,7 @@ final class StoreFormat {
   private static final Logger log = LoggerFactory.getLogger(StoreFormat.class);
 
   /** Directories of kdelay's first layout (two stores), next to this store's. */
-  static final List<String> FIRST_LAYOUT_STORES = List.of("delay-tasks", "delay-schedules");
+  static final List<String> FIRST_LAYOUT_STORES = Names.FIRST_LAYOUT_STORES;
 
   private StoreFormat() {}
 
