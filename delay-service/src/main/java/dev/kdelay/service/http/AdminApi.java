@@ -26,6 +26,8 @@ import org.slf4j.LoggerFactory;
  * The routes of the service's HTTP API:
  *
  * <pre>
+ * GET    /                           the web console, and its files under /console/: see {@link
+ *        ConsoleRoutes}, with GET /overview
  * GET    /metrics                    Prometheus text format
  * GET    /health/live                200 UP / 503 DOWN, JSON
  * GET    /health/ready
@@ -135,6 +137,36 @@ public final class AdminApi implements HttpEndpoint.Api {
       Duration sendTimeout,
       TargetTopicCheck targets,
       Optional<DeadLetterRoutes> deadLetters) {
+    this(
+        metrics,
+        health,
+        queries,
+        requests,
+        limits,
+        clock,
+        sendTimeout,
+        targets,
+        deadLetters,
+        Optional.empty());
+  }
+
+  /**
+   * The API with every route and the web console.
+   *
+   * @param deadLetters the dead-letter routes; empty to serve none
+   * @param console the console's page and routes; empty to serve none
+   */
+  public AdminApi(
+      ServiceMetrics metrics,
+      Health health,
+      ScheduleQueries queries,
+      DelayClient requests,
+      ScheduleBody.ServiceLimits limits,
+      Clock clock,
+      Duration sendTimeout,
+      TargetTopicCheck targets,
+      Optional<DeadLetterRoutes> deadLetters,
+      Optional<ConsoleRoutes> console) {
     this.targets = targets;
     this.metrics = metrics;
     this.health = health;
@@ -166,6 +198,15 @@ public final class AdminApi implements HttpEndpoint.Api {
           routes.add(
               new Route(
                   List.of("dead-letters", ID, ID, "replay"), Map.of("POST", letters::replay)));
+        });
+    console.ifPresent(
+        pages -> {
+          routes.add(new Route(List.of(), Map.of("GET", (r, v) -> pages.index())));
+          routes.add(
+              new Route(List.of("console", ID), Map.of("GET", (r, v) -> pages.file(v.get(0)))));
+          routes.add(
+              new Route(
+                  List.of("overview"), Map.of("GET", (r, v) -> pages.overview(r.forwarded()))));
         });
     this.routes = List.copyOf(routes);
   }
@@ -202,23 +243,28 @@ public final class AdminApi implements HttpEndpoint.Api {
     }
   }
 
-  /** {@code GET /schedules} and {@code GET /schedules/{id}}, unless forwarded here already. */
+  /**
+   * {@code GET /schedules}, {@code GET /schedules/{id}} and {@code GET /overview}, unless forwarded
+   * here already.
+   */
   @Override
   public boolean asksPeers(ApiRequest request) {
     return !request.forwarded()
         && request.method().equals("GET")
         && !request.segments().isEmpty()
-        && request.segments().get(0).equals("schedules");
+        && (request.segments().get(0).equals("schedules")
+            || request.segments().equals(List.of("overview")));
   }
 
-  /** Health and metrics: they read this instance's memory only. */
+  /** Health, metrics and the console's files: they read this instance's memory only. */
   @Override
   public boolean answersAtOnce(ApiRequest request) {
     List<String> path = request.segments();
     return request.method().equals("GET")
         && (path.equals(List.of("metrics"))
             || path.equals(List.of("health", "live"))
-            || path.equals(List.of("health", "ready")));
+            || path.equals(List.of("health", "ready"))
+            || ConsoleRoutes.isFile(path));
   }
 
   private ApiResponse metrics() {
