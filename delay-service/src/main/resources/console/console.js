@@ -344,6 +344,7 @@ async function schedules(params) {
       rows.map((t) => ({ ...t, attributes: { "data-id": t.id } })),
       "schedules",
     ),
+    rows.length === 0 && page.next ? el("p", { class: "muted" }, "No match among the tasks read for this page; the next page reads on.") : "",
     page.unreadable ? el("p", { class: "error" }, page.unreadable.length + " unreadable task(s) left out: see the log") : "",
     el(
       "div",

@@ -31,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * GET    /metrics                    Prometheus text format
  * GET    /health/live                200 UP / 503 DOWN, JSON
  * GET    /health/ready
- * GET    /schedules?dueBefore=&amp;limit=&amp;after=   pending tasks in due order, paged, all instances
+ * GET    /schedules?dueBefore=&amp;limit=&amp;after=   pending tasks in due order, paged, all instances;
+ *        also dueAfter=, idPrefix=, topic= to search (see {@link PageRequest})
  * POST   /schedules                  schedule from a JSON body
  * GET    /schedules/{id}             status of one schedule, from the instance that owns it
  * DELETE /schedules/{id}             cancel
