@@ -625,11 +625,15 @@ async function route() {
     const match = hash.match(pattern);
     if (match) {
       for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.id === nav);
+      // Says when the page has its data, for whoever waits on it (the browser test does).
+      const page = document.getElementById("page");
+      page.setAttribute("data-state", "loading");
       try {
         await render(match);
       } catch (e) {
         failed(e);
       }
+      page.setAttribute("data-state", "ready");
       return;
     }
   }
