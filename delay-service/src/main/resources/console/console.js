@@ -83,7 +83,7 @@ function el(tag, attributes, ...children) {
 
 function show(...nodes) {
   const page = document.getElementById("page");
-  page.replaceChildren(...nodes);
+  page.replaceChildren(...nodes.flat().filter((node) => node !== "" && node !== null && node !== undefined));
 }
 
 function notice(text, error) {
@@ -445,6 +445,14 @@ async function action(id, name, body) {
 
 // ---- next occurrences of a cron expression ----
 
+const TRANSITIONS = {
+  "in-gap": "moved: this local time is skipped when the clocks go forward",
+  "in-overlap-first": "local time happens twice (clocks go back): the first",
+  "in-overlap-second": "local time happens twice (clocks go back): the second",
+  "after-spring-forward": "after the clocks went forward",
+  "after-fall-back": "after the clocks went back",
+};
+
 async function occurrences(cron, cronType, zone, into) {
   if (!cron) {
     into.replaceChildren();
@@ -456,7 +464,7 @@ async function occurrences(cron, cronType, zone, into) {
       el(
         "ol",
         { class: "occurrences mono" },
-        preview.occurrences.map((o) => el("li", {}, o.local + " " + o.offset + " (" + o.at + ")", o.transition ? el("span", { class: "dst" }, " — " + o.transition) : "")),
+        preview.occurrences.map((o) => el("li", {}, o.local.replace("T", " ") + " " + o.offset + " (" + o.at + ")", o.transition ? el("span", { class: "dst" }, " — " + TRANSITIONS[o.transition]) : "")),
       ),
       preview.occurrences.length === 0 ? el("p", { class: "muted" }, "no occurrence within the horizon") : "",
     );

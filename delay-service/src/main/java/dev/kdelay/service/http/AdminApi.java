@@ -40,6 +40,7 @@ import org.slf4j.LoggerFactory;
  * POST   /schedules/{id}/resume      resume it
  * POST   /schedules/{id}/trigger     fire its next occurrence now
  * POST   /schedules/{id}/reschedule  move it to a new time: {"fireAt"|"after"|"cron", ...}
+ * GET    /cron/preview?cron=&amp;cronType=&amp;zone=&amp;count=   next occurrences: see {@link CronPreview}
  * GET    /dead-letters, /dead-letters/{partition}/{offset}, POST .../replay: see {@link
  *        DeadLetterRoutes}
  * </pre>
@@ -189,8 +190,13 @@ public final class AdminApi implements HttpEndpoint.Api {
                 new Route(List.of("schedules", ID, "pause"), Map.of("POST", this::pause)),
                 new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume)),
                 new Route(List.of("schedules", ID, "trigger"), Map.of("POST", this::trigger)),
+                new Route(List.of("schedules", ID, "reschedule"), Map.of("POST", this::reschedule)),
                 new Route(
-                    List.of("schedules", ID, "reschedule"), Map.of("POST", this::reschedule))));
+                    List.of("cron", "preview"),
+                    Map.of(
+                        "GET",
+                        (r, v) ->
+                            CronPreview.answer(r.query(), clock.millis(), limits.horizonMs())))));
     deadLetters.ifPresent(
         letters -> {
           routes.add(new Route(List.of("dead-letters"), Map.of("GET", (r, v) -> letters.list(r))));

@@ -188,7 +188,6 @@ class ConsoleBrowserIT {
     browser.findElement(By.id("after")).sendKeys("PT1H");
     browser.findElement(By.id("payload")).sendKeys("{\"order\":42}");
     browser.findElement(By.id("headers")).sendKeys("traceparent: 00-abc-def-01");
-    screenshot("create");
     browser.findElement(By.id("create-submit")).click();
     wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("notice"), "Scheduled"));
 
@@ -255,6 +254,29 @@ class ConsoleBrowserIT {
                   .map(r -> r.record().value()))
           .containsExactly("{\"lost\":true}");
     }
+
+    // when: a recurring schedule is written in the form, its next occurrences previewed live
+    String daily = "daily-" + UUID.randomUUID().toString().substring(0, 8);
+    browser.get(url + "/#/create");
+    wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("create-form")));
+    browser.findElement(By.id("id")).sendKeys(daily);
+    browser.findElement(By.id("targetTopic")).sendKeys(target);
+    new Select(browser.findElement(By.id("timing"))).selectByValue("cron");
+    WebElement zone = browser.findElement(By.id("zone"));
+    zone.clear();
+    zone.sendKeys("Europe/Berlin");
+    browser.findElement(By.id("cron")).sendKeys("0 30 2 * * ?");
+    wait.until(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#cron-preview li"), 10));
+    assertThat(browser.findElement(By.id("cron-preview")).getText()).contains(" 02:30 +0");
+    screenshot("create");
+    browser.findElement(By.id("create-submit")).click();
+
+    // then: its page shows it, with the same ten occurrences
+    reloadUntilShown(By.cssSelector("#schedule-status.status-pending"));
+    wait.until(ExpectedConditions.numberOfElementsToBe(By.cssSelector("#cron-next li"), 10));
+    assertThat(browser.findElement(By.id("schedule-detail")).getText())
+        .contains("0 30 2 * * ?", "Europe/Berlin");
+    screenshot("schedule-cron");
 
     // and the overview shows what happened
     browser.get(url + "/#/overview");
