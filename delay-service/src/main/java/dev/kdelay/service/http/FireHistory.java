@@ -5,6 +5,7 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.service.ServiceMetrics.FireCounts;
 import java.time.Clock;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Deque;
@@ -95,7 +96,7 @@ public final class FireHistory implements AutoCloseable {
     double seconds = Math.max(1, to.atMs() - from.atMs()) / 1000.0;
     long fired = to.counts().fired() - from.counts().fired();
     Map<String, Object> point = new LinkedHashMap<>();
-    point.put("at", java.time.Instant.ofEpochMilli(to.atMs()).toString());
+    point.put("at", Instant.ofEpochMilli(to.atMs()).toString());
     point.put("atMs", to.atMs());
     point.put("firesPerSecond", Math.round(fired / seconds * 100) / 100.0);
     point.put("latenessP50Ms", percentile(from.counts(), to.counts(), 0.50));

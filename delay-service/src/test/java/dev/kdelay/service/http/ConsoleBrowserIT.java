@@ -35,6 +35,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.openqa.selenium.By;
+import org.openqa.selenium.Dimension;
 import org.openqa.selenium.OutputType;
 import org.openqa.selenium.WebDriver;
 import org.openqa.selenium.WebElement;
@@ -283,6 +284,11 @@ class ConsoleBrowserIT {
     wait.until(
         ExpectedConditions.textToBePresentInElementLocated(By.id("rejections"), "UNKNOWN_TOPIC"));
     screenshot("overview");
+    // and reads on a phone's width too
+    browser.manage().window().setSize(new Dimension(400, 860));
+    browser.get(url + "/#/schedules");
+    wait.until(ExpectedConditions.visibilityOfElementLocated(By.cssSelector("#schedules tbody")));
+    screenshot("schedules-phone");
   }
 
   /**
