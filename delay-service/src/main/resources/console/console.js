@@ -401,7 +401,15 @@ async function schedule(id) {
         const kind = document.getElementById("reschedule-kind").value;
         const value = document.getElementById("reschedule-value").value.trim();
         const body = {};
-        body[kind] = kind === "fireAt" && !/[zZ+]|\d-\d\d:?\d\d$/.test(value) ? localToIso(value) : value;
+        // A date-time without a zone is the browser's local time; an instant, an offset or epoch ms
+        // go as they are.
+        const zoned = /^\d+$/.test(value) || /[zZ]$|[+-]\d\d:?\d\d$/.test(value);
+        try {
+          body[kind] = kind === "fireAt" && !zoned ? localToIso(value) : value;
+        } catch (e) {
+          notice("not a date-time: " + value, true);
+          return;
+        }
         action(id, "reschedule", body);
       },
     },
