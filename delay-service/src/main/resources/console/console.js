@@ -461,13 +461,21 @@ const TRANSITIONS = {
   "after-fall-back": "after the clocks went back",
 };
 
+let previewSequence = 0;
+
 async function occurrences(cron, cronType, zone, into) {
+  // Answers may come back out of order while an expression is typed: only the latest is shown.
+  const sequence = ++previewSequence;
+  into.setAttribute("data-state", "loading");
   if (!cron) {
     into.replaceChildren();
+    into.setAttribute("data-state", "ready");
     return;
   }
+  into.replaceChildren(el("p", { class: "muted" }, "…"));
   try {
     const preview = await api("GET", "/cron/preview" + query({ cron, cronType, zone, count: 10 }));
+    if (sequence !== previewSequence) return;
     into.replaceChildren(
       el(
         "ol",
@@ -477,8 +485,10 @@ async function occurrences(cron, cronType, zone, into) {
       preview.occurrences.length === 0 ? el("p", { class: "muted" }, "no occurrence within the horizon") : "",
     );
   } catch (e) {
+    if (sequence !== previewSequence) return;
     into.replaceChildren(el("p", { class: "error cron-error" }, e.message));
   }
+  into.setAttribute("data-state", "ready");
 }
 
 // ---- create ----

@@ -164,6 +164,12 @@ class ConsoleBrowserIT {
       createFindTriggerAndReplay();
     } catch (Exception | AssertionError e) {
       screenshot("failure");
+      Object requests =
+          ((ChromeDriver) browser)
+              .executeScript(
+                  "return performance.getEntriesByType('resource').map(e => e.name.replace(/^https?:\\/\\/[^/]+/, '')"
+                      + " + ' ' + Math.round(e.startTime) + '+' + Math.round(e.duration) + 'ms ' + e.responseStatus).join('\\n')");
+      System.err.println("console-requests:\n" + requests);
       throw e;
     }
   }
@@ -278,6 +284,21 @@ class ConsoleBrowserIT {
     assertThat(browser.findElement(By.id("schedule-detail")).getText())
         .contains("0 30 2 * * ?", "Europe/Berlin");
     screenshot("schedule-cron");
+
+    // when: it is paused, resumed, moved to another time and cancelled with the page's buttons
+    browser.findElement(By.id("action-pause")).click();
+    reloadUntilShown(By.cssSelector("#schedule-status.status-paused"));
+    browser.findElement(By.id("action-resume")).click();
+    reloadUntilShown(By.cssSelector("#schedule-status.status-pending"));
+    new Select(browser.findElement(By.id("reschedule-kind"))).selectByValue("cron");
+    browser.findElement(By.id("reschedule-value")).sendKeys("0 45 3 * * ?");
+    browser.findElement(By.id("action-reschedule")).click();
+    reloadUntilShown(By.xpath("//dl[@id='schedule-detail']//dd[contains(., '0 45 3 * * ?')]"));
+    browser.findElement(By.id("action-cancel")).click();
+    wait.until(ExpectedConditions.alertIsPresent()).accept();
+
+    // then: each one applied in turn, the last one leaving it cancelled
+    reloadUntilShown(By.cssSelector("#schedule-status.status-cancelled"));
 
     // and the overview shows what happened
     browser.get(url + "/#/overview");
