@@ -28,6 +28,13 @@ import org.slf4j.LoggerFactory;
  */
 public final class Main {
 
+  /** What a Kafka timeout most often means to a command-line user. */
+  static final String TIMEOUT_HINT =
+      "Kafka did not answer in time. Check that the bootstrap servers (DELAY_BOOTSTRAP_SERVERS) are"
+          + " reachable and, if the cluster requires authentication or TLS, that security.protocol"
+          + " and the sasl.* or ssl.* settings are given (DELAY_KAFKA_SECURITY_PROTOCOL, ..., or in"
+          + " the --config file).";
+
   static final String USAGE_TEXT =
       """
       Usage: kdelay [COMMAND] [OPTIONS]
@@ -158,8 +165,21 @@ public final class Main {
       // KafkaException includes ConfigException, whose message names key, value and what is
       // allowed.
       err.println("kdelay " + command + ": " + e.getMessage());
+      if (timedOut(e)) {
+        // A client without the cluster's security settings sees only closed connections.
+        err.println(TIMEOUT_HINT);
+      }
       return CommandLine.FAILED;
     }
+  }
+
+  private static boolean timedOut(Throwable e) {
+    for (Throwable cause = e; cause != null; cause = cause.getCause()) {
+      if (cause instanceof org.apache.kafka.common.errors.TimeoutException) {
+        return true;
+      }
+    }
+    return false;
   }
 
   private int run(CommandLine line) {

@@ -91,12 +91,12 @@ public final class RetryFixture implements AutoCloseable {
     return config.delay().requestsTopic();
   }
 
-  /** Creates single-partition topics. */
   /** kdelay's own dead-letter topic, where the requests it refuses go. */
   public String kdelayDeadLetterTopic() {
     return config.delay().dlqTopic();
   }
 
+  /** Creates single-partition topics. */
   public void createTopics(String... topics) throws Exception {
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
       List<NewTopic> created = new ArrayList<>();

@@ -10,11 +10,16 @@ import dev.kdelay.client.RetryOutcome;
 import dev.kdelay.client.RetryPolicy;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.io.UncheckedIOException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.UUID;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
@@ -267,17 +272,29 @@ class RetryHandlerIT {
     send(kdelay.producer(null), topic, "order-5", "pay 50");
     String transactionalId = name + "-tx";
 
-    // when: the first consumer fails on the record, sends the retry in its transaction, and dies
-    // before committing (neither commit nor abort: the process is gone)
-    KafkaProducer<byte[], byte[]> doomed = kdelay.producer(transactionalId);
-    doomed.initTransactions();
-    RetryHandler doomedRetries = handler(doomed, policy);
-    try (KafkaConsumer<byte[], byte[]> consumer = consumer(topic)) {
-      ConsumerRecord<byte[], byte[]> record = pollOne(consumer);
-      doomed.beginTransaction();
-      doomedRetries.handle(record, new IllegalStateException("first try"));
-      doomed.flush();
+    // when: the first consumer, in a process of its own, fails on the record, sends the retry in
+    // its transaction, and is killed before committing (neither commit nor abort)
+    Process doomed =
+        new ProcessBuilder(
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "-cp",
+                System.getProperty("java.class.path"),
+                DyingRetryConsumer.class.getName(),
+                kdelay.bootstrapServers(),
+                topic,
+                kdelay.requestsTopic(),
+                group(),
+                transactionalId,
+                Long.toString(policy.initialDelay().toMillis()))
+            .redirectErrorStream(true)
+            .start();
+    try {
+      awaitLine(doomed, DyingRetryConsumer.SENT, Duration.ofSeconds(60));
+    } finally {
+      doomed.destroyForcibly(); // SIGKILL
     }
+    assertThat(doomed.waitFor(30, TimeUnit.SECONDS)).as("the killed process is gone").isTrue();
+    assertThat(doomed.exitValue()).as("exit status of a SIGKILL").isEqualTo(128 + 9);
     assertThat(kdelay.readAll(kdelay.requestsTopic(), IsolationLevel.READ_UNCOMMITTED))
         .as("the doomed transaction's request is in the log")
         .anyMatch(request -> request.key().startsWith(name));
@@ -306,6 +323,27 @@ class RetryHandlerIT {
         .isEqualTo(((RetryOutcome.Retried) outcome).scheduleId());
     assertThat(kdelay.committedOffsets(group()))
         .containsEntry(new TopicPartition(topic, 0), new OffsetAndMetadata(1));
+  }
+
+  /** Reads a process's output until a line starts with {@code prefix}. */
+  private static void awaitLine(Process process, String prefix, Duration timeout) throws Exception {
+    BufferedReader output =
+        new BufferedReader(new InputStreamReader(process.getInputStream(), UTF_8));
+    CompletableFuture<String> found =
+        CompletableFuture.supplyAsync(
+            () -> {
+              try {
+                for (String line = output.readLine(); line != null; line = output.readLine()) {
+                  if (line.startsWith(prefix)) {
+                    return line;
+                  }
+                }
+                return "(the process ended without saying " + prefix + ")";
+              } catch (IOException e) {
+                throw new UncheckedIOException(e);
+              }
+            });
+    assertThat(found.get(timeout.toMillis(), TimeUnit.MILLISECONDS)).startsWith(prefix);
   }
 
   private RetryHandler handler(KafkaProducer<byte[], byte[]> producer, RetryPolicy policy) {

@@ -182,7 +182,7 @@ class SaslIT {
     int code = schedule(Map.of());
     assertThat(elapsed(started)).isLessThan(FAILURE_BOUND);
     assertThat(code).isEqualTo(CommandLine.FAILED);
-    assertThat(text(err)).contains("kdelay schedule:");
+    assertThat(text(err)).contains("kdelay schedule:", "security.protocol");
   }
 
   private static Map<String, String> credentials(String password) {

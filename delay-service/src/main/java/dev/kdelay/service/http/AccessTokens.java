@@ -49,14 +49,18 @@ final class AccessTokens {
   private record Entry(Role role, byte[] digest) {}
 
   /** No tokens: nothing is checked. */
-  static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty());
+  static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty(), false);
 
   private final List<Entry> entries;
   private final Optional<String> peerToken;
 
-  private AccessTokens(List<Entry> entries, Optional<String> peerToken) {
+  /** Whether {@link #peerToken} is a peer token; else it is the first write token. */
+  private final boolean peerIsPlainPeer;
+
+  private AccessTokens(List<Entry> entries, Optional<String> peerToken, boolean peerIsPlainPeer) {
     this.entries = entries;
     this.peerToken = peerToken;
+    this.peerIsPlainPeer = peerIsPlainPeer;
   }
 
   /**
@@ -120,7 +124,8 @@ final class AccessTokens {
           "needs a peer or write token in plain text (not sha256:), which the instance sends"
               + " when it forwards a request to another instance");
     }
-    return new AccessTokens(List.copyOf(entries), Optional.of(peer != null ? peer : firstWrite));
+    return new AccessTokens(
+        List.copyOf(entries), Optional.of(peer != null ? peer : firstWrite), peer != null);
   }
 
   private static Optional<Role> role(String name) {
@@ -183,6 +188,14 @@ final class AccessTokens {
   /** The token this instance sends when it forwards a request: the peer or first write token. */
   Optional<String> peerToken() {
     return peerToken;
+  }
+
+  /**
+   * Whether a token of this role is one instances forward with: {@code peer}, or {@code write} in a
+   * file without a plain peer token, as {@link #peerToken} chooses (instances share the file).
+   */
+  boolean forwardsWith(Role role) {
+    return role == Role.PEER || (role == Role.WRITE && !peerIsPlainPeer);
   }
 
   @Override

@@ -276,11 +276,12 @@ public final class HttpAccess {
   /**
    * Whether to believe a request's {@link ApiRequest#FORWARDED_HEADER}: always without tokens (the
    * endpoint is on loopback, or its operator said that something in front authenticates), else only
-   * with a valid token.
+   * with a token of the role instances forward with ({@link AccessTokens#forwardsWith}): from
+   * anyone else, a read token's holder included, the marker is ignored.
    */
   boolean forwarded(Headers headers) {
     return headers.first(ApiRequest.FORWARDED_HEADER) != null
-        && (!tokens.configured() || role(headers).isPresent());
+        && (!tokens.configured() || role(headers).filter(tokens::forwardsWith).isPresent());
   }
 
   private Optional<Role> role(Headers headers) {

@@ -356,15 +356,15 @@ public final class HttpEndpoint implements AutoCloseable {
       Optional<ApiResponse> refusal =
           access.refusal(request.getMethod(), head.segments(), exchange::header);
       if (refusal.isPresent()) {
-        exchange.answer(refusal.get());
+        exchange.answerUnread(refusal.get());
         return;
       }
     } catch (ApiException e) {
-      exchange.answer(ApiResponse.of(e));
+      exchange.answerUnread(ApiResponse.of(e));
       return;
     }
     if (api.answersAtOnce(head)) {
-      exchange.answer(handle(api, head));
+      exchange.answerUnread(handle(api, head));
       return;
     }
     long length = request.getLength();
@@ -500,6 +500,18 @@ public final class HttpEndpoint implements AutoCloseable {
       HttpURI uri = request.getHttpURI();
       return ApiRequest.of(
           request.getMethod(), uri.getPath(), uri.getQuery(), body, access.forwarded(this::header));
+    }
+
+    /**
+     * Answers without reading the request's body. A body the client is still sending cannot stay on
+     * the connection: Jetty would fail the exchange and drop the connection after the answer, and a
+     * client that pooled it would see its next request on it end without a byte. So such an answer
+     * says {@code Connection: close}, and the client opens a new connection.
+     */
+    void answerUnread(ApiResponse answer) {
+      boolean mayHaveBody =
+          request.getLength() > 0 || request.getHeaders().contains(HttpHeader.TRANSFER_ENCODING);
+      answer(mayHaveBody ? answer.withHeader("Connection", "close") : answer);
     }
 
     /** Writes the answer and completes the exchange; Jetty writes it without blocking. */

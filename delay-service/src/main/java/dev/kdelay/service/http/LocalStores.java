@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.UUID;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
@@ -93,8 +94,11 @@ final class LocalStores {
   }
 
   private ApiResponse unreadable(String id, int partition, String error) {
+    // The decoder's words stay in the log: the answer carries an id to find them.
+    String errorId = UUID.randomUUID().toString();
     log.warn(
-        "event=admin-unreadable-task id={} partition={} error={}",
+        "event=admin-unreadable-task error_id={} id={} partition={} error={}",
+        errorId,
         LogValues.quote(id),
         partition,
         LogValues.quote(error));
@@ -102,13 +106,14 @@ final class LocalStores {
     details.put("id", id);
     details.put("partition", partition);
     details.put("instance", instance());
+    details.put("errorId", errorId);
     return ApiResponse.error(
         500,
         UNREADABLE,
         "what partition "
             + partition
-            + " stores for this id cannot be decoded ("
-            + error
+            + " stores for this id cannot be decoded (the log has error_id "
+            + errorId
             + "): the state store may be corrupt, or written by a newer kdelay. A task that"
             + " cannot be decoded is dead-lettered with its stored bytes as "
             + UNREADABLE

@@ -6,7 +6,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.io.Connection;
+import org.eclipse.jetty.server.internal.HttpConnection;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -15,11 +17,12 @@ import org.slf4j.LoggerFactory;
  * the read timeout: the one read Jetty does not bound by itself. (Its idle timeout bounds silence,
  * and a client sending a byte a second is never silent.)
  *
- * <p>A connection counts as sending a request's head from the check that first sees bytes beyond
- * those of its last request, until Jetty counts a new request in. A connection that is silent
- * between requests, or answering one, is left alone: the idle timeout and the body's own deadline
- * cover those. Checked ten times per read timeout, at least every second, so a connection may
- * overstay by one check.
+ * <p>A connection is sending a request's head while its HTTP parser has taken some of a head and
+ * not all of it; the parser says so itself, so neither a body still arriving after its answer nor
+ * the TLS layer's own bytes look like a head. The guard watches the HTTP/1.1 connections only
+ * (under TLS, the one on the decrypted side): TLS handshakes are bounded by Jetty's idle timeout
+ * and the TLS engine. Checked ten times per read timeout, at least every second, so a connection
+ * may overstay by one check.
  */
 final class SlowRequestGuard implements Connection.Listener, AutoCloseable {
 
@@ -27,7 +30,7 @@ final class SlowRequestGuard implements Connection.Listener, AutoCloseable {
 
   private final long timeoutNanos;
   private final long checkMillis;
-  private final Map<Connection, Progress> open = new ConcurrentHashMap<>();
+  private final Map<HttpConnection, Progress> open = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
           runnable -> {
@@ -36,16 +39,10 @@ final class SlowRequestGuard implements Connection.Listener, AutoCloseable {
             return thread;
           });
 
-  /** What a check last saw of one connection; touched only by the timer thread after opening. */
+  /** Since when a check has seen one head unfinished; touched only by the timer thread. */
   private static final class Progress {
     long requests;
-    long bytes;
     long headSinceNanos = -1;
-
-    Progress(long requests, long bytes) {
-      this.requests = requests;
-      this.bytes = bytes;
-    }
   }
 
   SlowRequestGuard(Duration readTimeout) {
@@ -59,12 +56,18 @@ final class SlowRequestGuard implements Connection.Listener, AutoCloseable {
 
   @Override
   public void onOpened(Connection connection) {
-    open.put(connection, new Progress(connection.getMessagesIn(), connection.getBytesIn()));
+    // Jetty's HTTP/1.1 connection is in an internal package but public; its parser's state is
+    // volatile, so reading it from the timer thread is safe.
+    if (connection instanceof HttpConnection http) {
+      open.put(http, new Progress());
+    }
   }
 
   @Override
   public void onClosed(Connection connection) {
-    open.remove(connection);
+    if (connection instanceof HttpConnection http) {
+      open.remove(http);
+    }
   }
 
   private void check() {
@@ -72,20 +75,15 @@ final class SlowRequestGuard implements Connection.Listener, AutoCloseable {
     open.forEach((connection, progress) -> check(connection, progress, now));
   }
 
-  private void check(Connection connection, Progress progress, long now) {
-    long requests = connection.getMessagesIn();
-    long bytes = connection.getBytesIn();
-    if (requests != progress.requests || requests > connection.getMessagesOut()) {
-      // A head came in, or a request is being read or answered: nothing trickles.
-      progress.requests = requests;
-      progress.bytes = bytes;
-      progress.headSinceNanos = -1;
+  private void check(HttpConnection connection, Progress progress, long now) {
+    HttpParser parser = connection.getParser();
+    if (!parser.inHeaderState() || parser.isStart()) {
+      progress.headSinceNanos = -1; // between requests, or reading a body, or answering
       return;
     }
-    if (bytes == progress.bytes) {
-      return; // silent between requests
-    }
-    if (progress.headSinceNanos < 0) {
+    long requests = connection.getMessagesIn();
+    if (progress.headSinceNanos < 0 || requests != progress.requests) {
+      progress.requests = requests; // a head begun since the last check
       progress.headSinceNanos = now;
     } else if (now - progress.headSinceNanos >= timeoutNanos) {
       log.info(

@@ -176,19 +176,31 @@ final class ChildJvm {
 
   /** Waits until a line after {@code fromOffset} matches. */
   void awaitLog(Pattern line, long fromOffset, Duration timeout) {
-    Await.until(
-        name + " to log /" + line + "/ (see " + log + ")",
-        timeout,
-        () -> {
-          if (!linesMatching(line, fromOffset).isEmpty()) {
-            return true;
-          }
-          if (!isAlive()) {
-            throw new AssertionError(
-                name + " exited before logging /" + line + "/; its log ends:\n" + logTail(4_000));
-          }
-          return false;
-        });
+    try {
+      Await.until(
+          name + " to log /" + line + "/ (see " + log + ")",
+          timeout,
+          () -> {
+            if (!linesMatching(line, fromOffset).isEmpty()) {
+              return true;
+            }
+            if (!isAlive()) {
+              throw new AssertionError(
+                  name + " exited before logging /" + line + "/; its log ends:\n" + logTail(4_000));
+            }
+            return false;
+          });
+    } catch (AssertionError timedOut) {
+      // The log file stays behind on the machine that ran the test; CI shows only this message.
+      String since = logText(fromOffset);
+      throw new AssertionError(
+          timedOut.getMessage()
+              + "; alive="
+              + isAlive()
+              + "; the log since, last 6,000 characters:\n"
+              + since.substring(Math.max(0, since.length() - 6_000)),
+          timedOut);
+    }
   }
 
   /** The last characters of the log. */

@@ -130,7 +130,7 @@ final class RequestFuzzer {
               .valid("key not UTF-8")
               .rejected(BAD_ID);
       case 22 ->
-          b.header(DelayHeaders.ACTION, pick("explode", "SCHEDULE", "", " schedule", "reschedule"))
+          b.header(DelayHeaders.ACTION, pick("explode", "SCHEDULE", "", " schedule", "re-schedule"))
               .valid("unknown action")
               .rejected(UNKNOWN_ACTION);
       case 23 ->

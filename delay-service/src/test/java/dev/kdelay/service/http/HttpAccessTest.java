@@ -226,6 +226,24 @@ class HttpAccessTest {
     assertThat(HttpAccess.OPEN.forwarded(headers())).isFalse();
   }
 
+  @Test
+  void shouldBelieveTheForwardedMarkerOnlyFromTheRoleInstancesForwardWith() {
+    HttpAccess withPeer =
+        new HttpAccess(
+            AccessTokens.parse(List.of("read r", "write w", "peer p"), "tokens"), false, Set.of());
+    Headers fromReader = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer r");
+    Headers fromWriter = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer w");
+    Headers fromPeer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer p");
+
+    // without a peer token, instances forward with the first write token
+    assertThat(withTokens.forwarded(fromReader)).isFalse();
+    assertThat(withTokens.forwarded(fromWriter)).isTrue();
+    // with one, only it marks a request forwarded
+    assertThat(withPeer.forwarded(fromReader)).isFalse();
+    assertThat(withPeer.forwarded(fromWriter)).isFalse();
+    assertThat(withPeer.forwarded(fromPeer)).isTrue();
+  }
+
   /** Headers as Jetty gives them: looked up by name whatever its case, the first value. */
   private static Headers headers(String... namesAndValues) {
     Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);

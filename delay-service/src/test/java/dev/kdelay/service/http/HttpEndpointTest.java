@@ -336,6 +336,31 @@ class HttpEndpointTest {
     assertThat(direct).startsWith("HTTP/1.1 200");
   }
 
+  @Test
+  void shouldCloseTheConnectionWhenRefusingARequestWhoseBodyIsStillComing() throws Exception {
+    // given: a request refused on its head, whose announced body has not all arrived
+    String url = start(new Holding(), HttpEndpoint.Capacity.DEFAULT);
+    int port = URI.create(url).getPort();
+    try (Socket socket = new Socket("127.0.0.1", port)) {
+      socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));
+
+      // when
+      socket
+          .getOutputStream()
+          .write(
+              ("POST /local HTTP/1.1\r\nHost: attacker.example:"
+                      + port
+                      + "\r\nContent-Type: application/json\r\nContent-Length: 10\r\n\r\n{}")
+                  .getBytes(StandardCharsets.US_ASCII));
+      // Read to the end: the server closes the connection after its answer, cleanly.
+      String answer = new String(socket.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+
+      // then: the client is told not to send its next request on this connection, which the
+      // server would drop with the rest of the unread body
+      assertThat(answer).startsWith("HTTP/1.1 403").containsIgnoringCase("Connection: close");
+    }
+  }
+
   private static String rawGet(int port, String path, String host) throws IOException {
     try (Socket socket = new Socket("127.0.0.1", port)) {
       socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(WAIT_SECONDS));

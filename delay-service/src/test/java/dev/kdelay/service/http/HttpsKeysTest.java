@@ -6,16 +6,20 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import io.micrometer.core.instrument.simple.SimpleMeterRegistry;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import javax.net.ssl.SSLContext;
@@ -73,6 +77,67 @@ class HttpsKeysTest {
     assertThat(endpoint.scheme()).isEqualTo("https");
     assertThat(response.statusCode()).isEqualTo(200);
     assertThat(response.uri().getScheme()).isEqualTo("https");
+  }
+
+  @Test
+  void shouldKeepAnIdleHttpsConnectionPastTheReadTimeoutAndCloseOneWhoseHeadStalls()
+      throws Exception {
+    // given: a read timeout of 1 s, and two TLS connections: one that sent a whole request, one
+    // that sent part of a head and stopped
+    HttpsKeys keys = HttpsKeys.read(keystore, PASSWORD, Optional.empty(), "");
+    Duration readTimeout = Duration.ofSeconds(1);
+    HttpEndpoint endpoint = start(keys, new Answering("a"), readTimeout);
+    String get = "GET /local HTTP/1.1\r\nHost: 127.0.0.1:" + endpoint.port() + "\r\n\r\n";
+    try (Socket kept = tlsSocket(keys, endpoint);
+        Socket stalled = tlsSocket(keys, endpoint)) {
+      write(kept, get);
+      assertThat(readAnswer(kept)).startsWith("HTTP/1.1 200");
+      write(stalled, "GET /local HTTP/1.1\r\nHo");
+
+      // when: the stalled head is closed (the idle timeout, 60 s, would not do it in time)
+      long started = System.nanoTime();
+      // (Jetty may answer what it has of the head before it closes: read to the end.)
+      stalled.getInputStream().readAllBytes();
+      Duration closedAfter = Duration.ofNanos(System.nanoTime() - started);
+
+      // then: the connection idle between requests for as long is still served
+      write(kept, get);
+      assertThat(readAnswer(kept)).startsWith("HTTP/1.1 200");
+      assertThat(closedAfter).isGreaterThanOrEqualTo(readTimeout.minusMillis(200));
+      assertThat(closedAfter).isLessThan(readTimeout.multipliedBy(10));
+    }
+  }
+
+  private static Socket tlsSocket(HttpsKeys keys, HttpEndpoint endpoint) throws IOException {
+    Socket socket =
+        keys.clientContext().getSocketFactory().createSocket("127.0.0.1", endpoint.port());
+    socket.setSoTimeout((int) TIMEOUT.toMillis());
+    return socket;
+  }
+
+  private static void write(Socket socket, String text) throws IOException {
+    socket.getOutputStream().write(text.getBytes(StandardCharsets.US_ASCII));
+    socket.getOutputStream().flush();
+  }
+
+  /** Reads one answer's head and its Content-Length bytes of body, leaving the connection open. */
+  private static String readAnswer(Socket socket) throws IOException {
+    InputStream in = socket.getInputStream();
+    StringBuilder head = new StringBuilder();
+    while (!head.toString().endsWith("\r\n\r\n")) {
+      int b = in.read();
+      if (b < 0) {
+        throw new IOException("the connection closed after: " + head);
+      }
+      head.append((char) b);
+    }
+    int length = 0;
+    for (String line : head.toString().split("\r\n")) {
+      if (line.toLowerCase(Locale.ROOT).startsWith("content-length:")) {
+        length = Integer.parseInt(line.substring("content-length:".length()).strip());
+      }
+    }
+    return head + new String(in.readNBytes(length), StandardCharsets.UTF_8);
   }
 
   @Test
@@ -189,13 +254,16 @@ class HttpsKeysTest {
   }
 
   private HttpEndpoint start(HttpsKeys keys, HttpEndpoint.Api api) {
+    return start(keys, api, HttpEndpoint.Limits.DEFAULT_READ_TIMEOUT);
+  }
+
+  private HttpEndpoint start(HttpsKeys keys, HttpEndpoint.Api api, Duration readTimeout) {
     HttpEndpoint endpoint =
         HttpEndpoint.bind(
             InetAddress.getLoopbackAddress(),
             0,
             Optional.of(keys),
-            new HttpEndpoint.Limits(
-                1024, HttpEndpoint.Limits.DEFAULT_READ_TIMEOUT, HttpEndpoint.Capacity.DEFAULT));
+            new HttpEndpoint.Limits(1024, readTimeout, HttpEndpoint.Capacity.DEFAULT));
     closeables.add(endpoint);
     endpoint.start(api, registry);
     return endpoint;

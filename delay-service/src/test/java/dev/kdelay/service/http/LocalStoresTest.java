@@ -78,8 +78,11 @@ class LocalStoresTest {
     assertThat(json.path("id").asText()).isEqualTo("broken");
     assertThat(json.path("partition").asInt()).isEqualTo(PARTITION);
     assertThat(json.path("instance").asText()).isEqualTo("kdelay-1:8080");
+    String errorId = json.path("errorId").asText();
+    assertThat(errorId).hasSize(36);
     assertThat(json.path("message").asText())
-        .contains("cannot be decoded", "dead-lettered", "malformed stored task");
+        .contains("cannot be decoded", "dead-lettered", "error_id " + errorId)
+        .doesNotContain("malformed stored task");
   }
 
   @Test

@@ -18,14 +18,16 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
  * at once by another, leaving the thread a single pass over its tasks between transactions
  * (transactions of a dozen records, most of the thread's time waiting for commits).
  *
- * <p>How the end is seen: Kafka Streams offers no callback after a commit, and neither {@code
- * ProcessorContext.commit()} (a request) nor {@code TaskMetadata}/{@code ThreadMetadata} (no commit
- * times) say when one ended. But every commit of a task calls {@code StateStore.commit} on its
- * stores first, on the stream thread, synchronously with the transaction commit that follows; the
- * schedule store passes that on to {@link #committed()}. The next punctuation of the thread runs
- * after the commit ended, so it takes its own time as the end. This replaces reading the thread's
- * {@code commit-total} metric, which meant searching Kafka Streams' metric registry by name. Where
- * no commit is seen (a commit that found nothing to do), the interval counts from the request.
+ * <p>How the end is seen: Kafka Streams offers no public callback after a commit, and neither
+ * {@code ProcessorContext.commit()} (a request) nor {@code TaskMetadata}/{@code ThreadMetadata} (no
+ * commit times) say when one ended. But every commit of a task first prepares its stores, on the
+ * stream thread, synchronously with the transaction commit that follows: the schedule store hears
+ * it through {@link ScheduleStore#flushCache} (not {@code StateStore.commit}, which exactly-once
+ * calls only at checkpoints) and passes it on to {@link #committed()}. The next punctuation of the
+ * thread runs after the commit ended, so it takes its own time as the end. This replaces reading
+ * the thread's {@code commit-total} metric, which meant searching Kafka Streams' metric registry by
+ * name. Where no commit is seen (a commit that found nothing to do), the interval counts from the
+ * request.
  *
  * <p>A thread that fires tasks already late by more than {@link #BEHIND_MS} is behind (a backlog
  * after an outage, a burst, more load than it can carry): their lateness is set by the backlog, not
@@ -59,8 +61,8 @@ final class FireCommits {
   }
 
   /**
-   * Notes that the calling stream thread is committing: called from a store's {@code commit}, which
-   * Kafka Streams calls at each commit of a task, just before the transaction commits.
+   * Notes that the calling stream thread is committing: called from the schedule store when Kafka
+   * Streams prepares it for a commit of its task, just before the transaction commits.
    */
   static void committed() {
     THREAD.get().committing = true;

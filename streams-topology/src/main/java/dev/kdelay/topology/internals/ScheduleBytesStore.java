@@ -2,6 +2,7 @@ package dev.kdelay.topology.internals;
 
 import java.io.File;
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Arrays;
@@ -74,9 +75,7 @@ public final class ScheduleBytesStore implements StateStore {
    */
   public record Listing(List<Due> entries, boolean complete) {}
 
-  /** Entries the due scan reads in its first multi-get, and at most in any. */
-  private static final int FIRST_STEP = 32;
-
+  /** Entries the due scan reads at most in one multi-get. */
   private static final int MAX_STEP = 512;
 
   private final String name;
@@ -88,6 +87,7 @@ public final class ScheduleBytesStore implements StateStore {
   private RocksDBConfigSetter configSetter;
   private volatile boolean open;
   private boolean flushOnCommit = true;
+  private long readBytes;
 
   // Writer only: lower bounds that keep idle punctuations off the disk and scans off tombstones.
   private long nextDue = Long.MIN_VALUE;
@@ -182,7 +182,9 @@ public final class ScheduleBytesStore implements StateStore {
     }
     batch.put(StoreKeys.entry(id), next);
     if (newIndex != null) {
-      batch.put(newIndex, new byte[0]);
+      // The index key holds the entry's size, so that a scan can keep to its byte budget before it
+      // reads a single entry.
+      batch.put(newIndex, ByteBuffer.allocate(Integer.BYTES).putInt(next.length).array());
       noteIndexed(newIndex);
     }
   }
@@ -232,18 +234,21 @@ public final class ScheduleBytesStore implements StateStore {
     try (RocksIterator scan = db.newIterator()) {
       scan.seek(dueFrom);
       // The index keys of one step first, then their entries in one multi-get: point lookups in
-      // due order (which is not key order) set the pace of a backlog otherwise. A step reads as
-      // many entries as the byte budget left holds at the average size seen so far, so a batch
-      // of large entries reads little more than the budget.
+      // due order (which is not key order) set the pace of a backlog otherwise. A step takes keys
+      // while the sizes their index keys hold fit the byte budget left, so a scan reads at most
+      // the budget and one entry, however sizes change along the index.
       while (!more && scan.isValid() && StoreKeys.before(scan.key(), bound)) {
-        long average = batch.isEmpty() ? 0 : Math.max(1, bytes / batch.size());
-        long fits = average == 0 ? FIRST_STEP : Math.max(1, (maxBytes - bytes) / average);
-        int step = (int) Math.min(Math.min(fits, MAX_STEP), maxCount - batch.size());
-        List<byte[]> keys = new ArrayList<>(step);
+        int step = Math.min(MAX_STEP, maxCount - batch.size());
+        List<byte[]> keys = new ArrayList<>();
+        long planned = bytes;
         for (;
-            keys.size() < step && scan.isValid() && StoreKeys.before(scan.key(), bound);
+            keys.size() < step
+                && planned < maxBytes
+                && scan.isValid()
+                && StoreKeys.before(scan.key(), bound);
             scan.next()) {
           keys.add(scan.key());
+          planned += indexedSize(scan.value());
         }
         first = first == null && !keys.isEmpty() ? keys.get(0) : first;
         List<byte[]> entryKeys = new ArrayList<>(keys.size());
@@ -251,6 +256,9 @@ public final class ScheduleBytesStore implements StateStore {
           entryKeys.add(StoreKeys.entry(StoreKeys.idOfIndex(key)));
         }
         List<byte[]> entries = db.multiGetAsList(entryKeys);
+        for (byte[] entry : entries) {
+          readBytes += entry == null ? 0 : entry.length;
+        }
         for (int i = 0; i < keys.size(); i++) {
           byte[] key = keys.get(i);
           if (batch.size() >= maxCount || bytes >= maxBytes) {
@@ -267,7 +275,9 @@ public final class ScheduleBytesStore implements StateStore {
           batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
           bytes += entry.length;
         }
-        if (batch.size() >= maxCount && scan.isValid() && StoreKeys.before(scan.key(), bound)) {
+        if ((batch.size() >= maxCount || bytes >= maxBytes)
+            && scan.isValid()
+            && StoreKeys.before(scan.key(), bound)) {
           more = true;
         }
       }
@@ -278,6 +288,20 @@ public final class ScheduleBytesStore implements StateStore {
     }
     deleteKeys(stale);
     return batch;
+  }
+
+  /**
+   * The size of the entry an index key points to, as written with it; 0 for an index key written
+   * without one (by a development build before sizes were kept), which the budget then counts once
+   * read.
+   */
+  private static long indexedSize(byte[] indexValue) {
+    return indexValue.length == Integer.BYTES ? ByteBuffer.wrap(indexValue).getInt() : 0;
+  }
+
+  /** Bytes of entries the due scans have read since the store opened; for tests. */
+  long dueBytesRead() {
+    return readBytes;
   }
 
   /** The time of the first index key of a kind at or after {@code from}, or Long.MAX_VALUE. */

@@ -21,6 +21,8 @@ import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
 import org.apache.kafka.streams.processor.internals.ProcessorContextUtils;
 import org.apache.kafka.streams.query.Position;
+import org.apache.kafka.streams.state.internals.CacheFlushListener;
+import org.apache.kafka.streams.state.internals.CachedStateStore;
 
 /**
  * The schedule store of one partition, typed: ids and {@link ScheduleEntry}s at the outside, a
@@ -48,7 +50,8 @@ import org.apache.kafka.streams.query.Position;
  *
  * <p>Writes run on the stream thread only; reads on any thread.
  */
-public final class ScheduleStore implements StateStore, ReadableSchedules {
+public final class ScheduleStore
+    implements StateStore, ReadableSchedules, CachedStateStore<byte[], byte[]> {
 
   /** The header of a changelog tombstone that carries a marker. */
   public static final String MARKER_HEADER = "kdelay-marker";
@@ -228,8 +231,9 @@ public final class ScheduleStore implements StateStore, ReadableSchedules {
   }
 
   /**
-   * Tells a listener of every commit of the store's task: Kafka Streams commits the stores of a
-   * task on the stream thread right before the transaction (see {@link FireCommits}).
+   * Tells a listener of every commit of the store's task, on the stream thread, before the task's
+   * records are flushed and the transaction commits (see {@link FireCommits} and {@link
+   * #flushCache}).
    */
   void onCommit(Runnable listener) {
     this.onCommit = listener;
@@ -238,7 +242,32 @@ public final class ScheduleStore implements StateStore, ReadableSchedules {
   @Override
   public void commit(Map<TopicPartition, Long> changelogOffsets) {
     bytes.commit(changelogOffsets);
+  }
+
+  /**
+   * The store holds no cache: this is the one hook Kafka Streams calls at every commit of a task,
+   * under exactly-once too. {@code StateStore.commit} is not that hook: under exactly-once Kafka
+   * Streams 4.3 calls it only when it writes a checkpoint ({@code StreamTask.postCommit}
+   * checkpoints a running task only under at-least-once or when forced), while every commit
+   * prepares the task with {@code ProcessorStateManager.flushCache}, which calls this on each store
+   * that is a {@link CachedStateStore}. The interface is Kafka Streams' internal one; {@code
+   * ScheduleStoreCommitIT} runs a real exactly-once application to catch a Kafka version that stops
+   * calling it.
+   */
+  @Override
+  public void flushCache() {
     onCommit.run();
+  }
+
+  /** Nothing to drop: the store holds no cache. */
+  @Override
+  public void clearCache() {}
+
+  /** The store sends no cache flushes downstream. */
+  @Override
+  public boolean setFlushListener(
+      CacheFlushListener<byte[], byte[]> listener, boolean sendOldValues) {
+    return false;
   }
 
   @Override

@@ -73,6 +73,28 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldReadNoMoreThanTheByteBudgetAndOneEntryWhenLargeEntriesFollowSmallOnes() {
+    // given: small entries due first, then large ones, all due
+    for (int i = 0; i < 32; i++) {
+      write("small-" + i, null, new ScheduleEntry(State.SCHEDULED, 100 + i, 0, new byte[200]));
+    }
+    int large = 64 * 1024;
+    for (int i = 0; i < 200; i++) {
+      write("large-" + i, null, new ScheduleEntry(State.SCHEDULED, 200 + i, 0, new byte[large]));
+    }
+    long budget = 512 * 1024;
+
+    // when
+    List<ScheduleBytesStore.Due> batch = store.due(1_000, 2_000, budget);
+
+    // then: the scan read the budget and at most one entry more, not a whole step of large ones
+    long returned = batch.stream().mapToLong(d -> d.entry().length).sum();
+    assertThat(store.dueBytesRead()).isLessThan(budget + 2L * large).isEqualTo(returned);
+    assertThat(batch).hasSizeBetween(32 + 7, 32 + 9);
+    assertThat(store.mayHaveDue(1_000)).isTrue();
+  }
+
+  @Test
   void shouldNotReturnAnEntryAgainOnceItIsRewrittenAndKeepIdlePunctuationsOffTheDisk() {
     // given
     schedule("a", 10);
