@@ -163,13 +163,13 @@ class ConsoleBrowserIT {
     try {
       createFindTriggerAndReplay();
     } catch (Exception | AssertionError e) {
-      screenshot("failure");
-      Object requests =
-          ((ChromeDriver) browser)
-              .executeScript(
-                  "return performance.getEntriesByType('resource').map(e => e.name.replace(/^https?:\\/\\/[^/]+/, '')"
-                      + " + ' ' + Math.round(e.startTime) + '+' + Math.round(e.duration) + 'ms ' + e.responseStatus).join('\\n')");
-      System.err.println("console-requests:\n" + requests);
+      // What the page showed and asked for, to tell a page that waits from one that never asked.
+      try {
+        screenshot("failure");
+        System.err.println("console-requests:\n" + requestsMade());
+      } catch (Exception diagnostics) {
+        e.addSuppressed(diagnostics);
+      }
       throw e;
     }
   }
@@ -329,6 +329,15 @@ class ConsoleBrowserIT {
           }
           return found.get(0);
         });
+  }
+
+  /** The requests the page made that have an answer: path, start+duration, status. */
+  private Object requestsMade() {
+    return ((ChromeDriver) browser)
+        .executeScript(
+            "return performance.getEntriesByType('resource').map(e =>"
+                + " e.name.replace(/^https?:\\/\\/[^/]+/, '') + ' ' + Math.round(e.startTime)"
+                + " + '+' + Math.round(e.duration) + 'ms ' + e.responseStatus).join('\\n')");
   }
 
   private static boolean fired(List<TargetTopicReader.Received> received, String id) {
