@@ -5,7 +5,9 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.http.AdminApi;
+import dev.kdelay.service.http.ConsoleRoutes;
 import dev.kdelay.service.http.DeadLetterRoutes;
+import dev.kdelay.service.http.FireHistory;
 import dev.kdelay.service.http.Health;
 import dev.kdelay.service.http.HttpAccess;
 import dev.kdelay.service.http.HttpEndpoint;
@@ -88,6 +90,7 @@ public final class DelayService implements AutoCloseable {
   private WarmingClientSupplier clients;
   private HttpEndpoint http;
   private Peers peers;
+  private FireHistory fireHistory;
   private HttpAccess httpAccess = HttpAccess.OPEN;
   private Optional<HttpsKeys> httpsKeys = Optional.empty();
   private DelayClient requestClient;
@@ -189,6 +192,9 @@ public final class DelayService implements AutoCloseable {
     }
     if (peers != null) {
       peers.close();
+    }
+    if (fireHistory != null) {
+      fireHistory.close();
     }
     if (streams != null) {
       boolean clean =
@@ -345,10 +351,23 @@ public final class DelayService implements AutoCloseable {
                         Clock.systemUTC()),
                     requestClient,
                     targets,
-                    HTTP_CALL_TIMEOUT))),
+                    HTTP_CALL_TIMEOUT)),
+            Optional.of(console(ready, self))),
         metrics.registry(),
         httpAccess);
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());
+  }
+
+  /** The web console, with a fire history sampled from now on. */
+  private ConsoleRoutes console(DelayConfig ready, HostInfo self) {
+    fireHistory = new FireHistory(metrics::fireCounts, Clock.systemUTC());
+    fireHistory.start();
+    KafkaStreams app = streams;
+    return new ConsoleRoutes(
+        metrics,
+        fireHistory,
+        ConsoleRoutes.instances(app::metadataForAllStreamsClients, self, ready.requestsTopic()),
+        peers);
   }
 
   /**

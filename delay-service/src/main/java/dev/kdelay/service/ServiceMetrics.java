@@ -20,6 +20,7 @@ import io.micrometer.core.instrument.binder.system.FileDescriptorMetrics;
 import io.micrometer.core.instrument.binder.system.ProcessorMetrics;
 import io.micrometer.core.instrument.binder.system.UptimeMetrics;
 import io.micrometer.core.instrument.config.MeterFilter;
+import io.micrometer.core.instrument.distribution.CountAtBucket;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Clock;
@@ -28,6 +29,7 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.IntSupplier;
@@ -314,6 +316,62 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   @Override
   public void partitionClosed(PartitionGauges gauges) {
     partitions.remove(gauges.partition(), gauges);
+  }
+
+  /**
+   * What the console's overview shows of this instance, read now.
+   *
+   * @param pendingTasks schedules waiting to fire; NaN while still counting
+   * @param pausedSchedules paused recurring schedules; NaN while still counting
+   * @param nextDueMs the earliest due time, epoch milliseconds; -1 if nothing is pending
+   * @param oldestOverdueSeconds how long the oldest due task has waited to fire
+   * @param rejections requests dead-lettered so far, by rejection code; codes never seen left out
+   */
+  public record Summary(
+      double pendingTasks,
+      double pausedSchedules,
+      long nextDueMs,
+      double oldestOverdueSeconds,
+      Map<String, Long> rejections) {}
+
+  /** This instance's figures for the console's overview. */
+  public Summary summary() {
+    Map<String, Long> byCode = new TreeMap<>();
+    for (RejectionReason reason : RejectionReason.values()) {
+      long count = (long) rejections[reason.ordinal()].count();
+      if (count > 0) {
+        byCode.put(reason.name(), count);
+      }
+    }
+    double next = nextDueSeconds();
+    return new Summary(
+        pendingTasks(),
+        pausedSchedules(),
+        Double.isNaN(next) ? -1 : Math.round(next * 1000),
+        oldestOverdueSeconds(),
+        byCode);
+  }
+
+  /**
+   * Fires so far and the lateness histogram, cumulative since start: two of them taken apart say
+   * how many fired in between and how late.
+   *
+   * @param fired tasks fired so far
+   * @param boundsMs the lateness buckets' upper bounds, milliseconds, ascending
+   * @param counts how many fires were at most as late as each bound
+   */
+  public record FireCounts(long fired, double[] boundsMs, double[] counts) {}
+
+  /** The fire counts now. */
+  public FireCounts fireCounts() {
+    CountAtBucket[] buckets = lateness.takeSnapshot().histogramCounts();
+    double[] bounds = new double[buckets.length];
+    double[] counts = new double[buckets.length];
+    for (int i = 0; i < buckets.length; i++) {
+      bounds[i] = buckets[i].bucket(TimeUnit.MILLISECONDS);
+      counts[i] = buckets[i].count();
+    }
+    return new FireCounts((long) fired.count(), bounds, counts);
   }
 
   /** The gauges of the partitions open on this instance. */

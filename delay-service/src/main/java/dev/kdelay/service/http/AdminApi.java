@@ -26,10 +26,13 @@ import org.slf4j.LoggerFactory;
  * The routes of the service's HTTP API:
  *
  * <pre>
+ * GET    /                           the web console, and its files under /console/: see {@link
+ *        ConsoleRoutes}, with GET /overview
  * GET    /metrics                    Prometheus text format
  * GET    /health/live                200 UP / 503 DOWN, JSON
  * GET    /health/ready
- * GET    /schedules?dueBefore=&amp;limit=&amp;after=   pending tasks in due order, paged, all instances
+ * GET    /schedules?dueBefore=&amp;limit=&amp;after=   pending tasks in due order, paged, all instances;
+ *        also dueAfter=, idPrefix=, topic= to search (see {@link PageRequest})
  * POST   /schedules                  schedule from a JSON body
  * GET    /schedules/{id}             status of one schedule, from the instance that owns it
  * DELETE /schedules/{id}             cancel
@@ -37,6 +40,7 @@ import org.slf4j.LoggerFactory;
  * POST   /schedules/{id}/resume      resume it
  * POST   /schedules/{id}/trigger     fire its next occurrence now
  * POST   /schedules/{id}/reschedule  move it to a new time: {"fireAt"|"after"|"cron", ...}
+ * GET    /cron/preview?cron=&amp;cronType=&amp;zone=&amp;count=   next occurrences: see {@link CronPreview}
  * GET    /dead-letters, /dead-letters/{partition}/{offset}, POST .../replay: see {@link
  *        DeadLetterRoutes}
  * </pre>
@@ -135,6 +139,36 @@ public final class AdminApi implements HttpEndpoint.Api {
       Duration sendTimeout,
       TargetTopicCheck targets,
       Optional<DeadLetterRoutes> deadLetters) {
+    this(
+        metrics,
+        health,
+        queries,
+        requests,
+        limits,
+        clock,
+        sendTimeout,
+        targets,
+        deadLetters,
+        Optional.empty());
+  }
+
+  /**
+   * The API with every route and the web console.
+   *
+   * @param deadLetters the dead-letter routes; empty to serve none
+   * @param console the console's page and routes; empty to serve none
+   */
+  public AdminApi(
+      ServiceMetrics metrics,
+      Health health,
+      ScheduleQueries queries,
+      DelayClient requests,
+      ScheduleBody.ServiceLimits limits,
+      Clock clock,
+      Duration sendTimeout,
+      TargetTopicCheck targets,
+      Optional<DeadLetterRoutes> deadLetters,
+      Optional<ConsoleRoutes> console) {
     this.targets = targets;
     this.metrics = metrics;
     this.health = health;
@@ -156,8 +190,13 @@ public final class AdminApi implements HttpEndpoint.Api {
                 new Route(List.of("schedules", ID, "pause"), Map.of("POST", this::pause)),
                 new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume)),
                 new Route(List.of("schedules", ID, "trigger"), Map.of("POST", this::trigger)),
+                new Route(List.of("schedules", ID, "reschedule"), Map.of("POST", this::reschedule)),
                 new Route(
-                    List.of("schedules", ID, "reschedule"), Map.of("POST", this::reschedule))));
+                    List.of("cron", "preview"),
+                    Map.of(
+                        "GET",
+                        (r, v) ->
+                            CronPreview.answer(r.query(), clock.millis(), limits.horizonMs())))));
     deadLetters.ifPresent(
         letters -> {
           routes.add(new Route(List.of("dead-letters"), Map.of("GET", (r, v) -> letters.list(r))));
@@ -166,6 +205,15 @@ public final class AdminApi implements HttpEndpoint.Api {
           routes.add(
               new Route(
                   List.of("dead-letters", ID, ID, "replay"), Map.of("POST", letters::replay)));
+        });
+    console.ifPresent(
+        pages -> {
+          routes.add(new Route(List.of(), Map.of("GET", (r, v) -> pages.index())));
+          routes.add(
+              new Route(List.of("console", ID), Map.of("GET", (r, v) -> pages.file(v.get(0)))));
+          routes.add(
+              new Route(
+                  List.of("overview"), Map.of("GET", (r, v) -> pages.overview(r.forwarded()))));
         });
     this.routes = List.copyOf(routes);
   }
@@ -202,23 +250,28 @@ public final class AdminApi implements HttpEndpoint.Api {
     }
   }
 
-  /** {@code GET /schedules} and {@code GET /schedules/{id}}, unless forwarded here already. */
+  /**
+   * {@code GET /schedules}, {@code GET /schedules/{id}} and {@code GET /overview}, unless forwarded
+   * here already.
+   */
   @Override
   public boolean asksPeers(ApiRequest request) {
     return !request.forwarded()
         && request.method().equals("GET")
         && !request.segments().isEmpty()
-        && request.segments().get(0).equals("schedules");
+        && (request.segments().get(0).equals("schedules")
+            || request.segments().equals(List.of("overview")));
   }
 
-  /** Health and metrics: they read this instance's memory only. */
+  /** Health, metrics and the console's files: they read this instance's memory only. */
   @Override
   public boolean answersAtOnce(ApiRequest request) {
     List<String> path = request.segments();
     return request.method().equals("GET")
         && (path.equals(List.of("metrics"))
             || path.equals(List.of("health", "live"))
-            || path.equals(List.of("health", "ready")));
+            || path.equals(List.of("health", "ready"))
+            || ConsoleRoutes.isFile(path));
   }
 
   private ApiResponse metrics() {

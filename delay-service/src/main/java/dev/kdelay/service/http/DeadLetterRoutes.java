@@ -11,15 +11,9 @@ import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.deadletters.DeadLetterPages.Position;
 import dev.kdelay.topology.LogValues;
 import java.io.IOException;
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
-import java.util.Arrays;
-import java.util.Base64;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -247,62 +241,12 @@ public final class DeadLetterRoutes {
     letter.omitted().ifPresent(omitted -> json.put("omitted", omitted));
     Map<String, Object> headers = new LinkedHashMap<>();
     for (Header header : letter.headers()) {
-      headers.put(header.key(), preview(header.value(), Integer.MAX_VALUE));
+      headers.put(header.key(), BytesPreview.of(header.value(), Integer.MAX_VALUE));
     }
     json.put("headers", headers);
     json.put("payloadBytes", letter.value() == null ? null : letter.value().length);
-    json.put("payload", letter.value() == null ? null : preview(letter.value(), payloadBytes));
+    json.put(
+        "payload", letter.value() == null ? null : BytesPreview.of(letter.value(), payloadBytes));
     return json;
-  }
-
-  /**
-   * Bytes as {@code {"text": ...}} when they are UTF-8, else {@code {"base64": ...}}; cut to a
-   * length, with {@code "truncated": true} then.
-   */
-  private static Map<String, Object> preview(byte[] bytes, int limit) {
-    Map<String, Object> json = new LinkedHashMap<>();
-    if (bytes == null) {
-      json.put("text", null);
-      return json;
-    }
-    byte[] shown = bytes.length > limit ? Arrays.copyOf(bytes, limit) : bytes;
-    Optional<String> text = utf8(shown, bytes.length > limit);
-    if (text.isPresent()) {
-      json.put("text", text.get());
-    } else {
-      json.put("base64", Base64.getEncoder().encodeToString(shown));
-    }
-    if (shown.length < bytes.length) {
-      json.put("truncated", true);
-    }
-    return json;
-  }
-
-  /** The bytes as text, if they are UTF-8; a cut may split the last character. */
-  private static Optional<String> utf8(byte[] bytes, boolean cut) {
-    try {
-      return Optional.of(
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(bytes, 0, cut ? trimmed(bytes) : bytes.length))
-              .toString());
-    } catch (CharacterCodingException e) {
-      return Optional.empty();
-    }
-  }
-
-  /** The length without a trailing partial UTF-8 sequence. */
-  private static int trimmed(byte[] bytes) {
-    int end = bytes.length;
-    int back = 0;
-    while (back < 3 && end - back - 1 >= 0 && (bytes[end - back - 1] & 0xC0) == 0x80) {
-      back++;
-    }
-    if (end - back - 1 >= 0 && (bytes[end - back - 1] & 0xC0) == 0xC0) {
-      return end - back - 1;
-    }
-    return end;
   }
 }

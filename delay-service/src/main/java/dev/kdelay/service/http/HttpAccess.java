@@ -18,7 +18,8 @@ import org.apache.kafka.common.config.ConfigException;
  * Who may do what over HTTP, decided on the request line and headers before the body is read:
  *
  * <ul>
- *   <li>with tokens configured, every route but {@code /health/*} (and {@code /metrics} unless
+ *   <li>with tokens configured, every route but {@code /health/*}, the console's page and files
+ *       ({@code GET /} and {@code GET /console/*}, no data in them) and {@code /metrics} (unless
  *       {@code delay.http.auth.metrics}) needs {@code Authorization: Bearer TOKEN}: 401 without a
  *       valid one, 403 for a {@code read} token on a route that changes state;
  *   <li>a request that changes state (any method but GET and HEAD) must say {@code Content-Type:
@@ -258,9 +259,13 @@ public final class HttpAccess {
     return type.strip().toLowerCase(Locale.ROOT).equals(JSON);
   }
 
-  /** Health is always open, so that probes need no secret; metrics unless configured. */
+  /**
+   * Health is always open, so that probes need no secret; metrics unless configured; and the
+   * console's page and files, which hold no data: the page asks the API with the user's token.
+   */
   private boolean isOpen(String method, List<String> segments) {
     return isHealth(method, segments)
+        || (method.equals("GET") && ConsoleRoutes.isFile(segments))
         || (method.equals("GET") && segments.equals(List.of("metrics")) && !metricsNeedToken);
   }
 

@@ -142,7 +142,9 @@ final class LocalStores {
                 task.dueMs(),
                 task.id(),
                 ScheduleJson.pending(task.id(), task.dueMs(), readable.value()));
-        listed.add(last);
+        if (page.matches(task.id(), readable.value().target().topic())) {
+          listed.add(last);
+        }
       } else {
         String error = ((Decoded.Unreadable<StoredTaskSummary>) task.task()).error();
         log.warn(
@@ -157,7 +159,11 @@ final class LocalStores {
         unreadable.add(last);
       }
     }
-    return new Share(listed, unreadable, listing.complete() ? null : last);
+    // A filtered scan that read its limit may have left matches after its last task unread: it
+    // says where it stopped, as a scan stopped by its byte budget does.
+    boolean complete =
+        listing.complete() && !(page.filtered() && listing.tasks().size() >= page.limit());
+    return new Share(listed, unreadable, complete ? null : last);
   }
 
   private Map<String, Object> unreadableJson(String id, long dueMs, String error, int partition) {

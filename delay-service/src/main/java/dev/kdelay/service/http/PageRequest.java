@@ -4,67 +4,113 @@ import dev.kdelay.service.TimeArguments;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;
+import java.util.List;
 import java.util.Map;
+import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * One page of {@code GET /schedules}: tasks due before a time, after a cursor, at most a limit.
+ * One page of {@code GET /schedules}: tasks due before a time, after a cursor, at most a limit,
+ * optionally only those whose id starts with a prefix or whose target is a topic.
  *
  * <p>The cursor names the last task of the previous page as {@code <due ms>.<id in base64url>}, so
- * a page starts exactly after it in due order, whatever was scheduled or fired meanwhile.
+ * a page starts exactly after it in due order, whatever was scheduled or fired meanwhile. A start
+ * time ({@code dueAfter}) is a position too: after the empty id at that time, which sorts before
+ * every id due then.
  *
  * @param afterDueMs the due time of the cursor's task
- * @param afterId the id of the cursor's task, or null for the first page
+ * @param afterId the id of the cursor's task; empty for a start time; null for the first page
  * @param dueBeforeMs list tasks due strictly before this, epoch milliseconds
  * @param limit most tasks on the page
+ * @param idPrefix list only ids that start with this; null for any
+ * @param topic list only tasks whose target is this topic; null for any
  */
-record PageRequest(long afterDueMs, String afterId, long dueBeforeMs, int limit) {
+record PageRequest(
+    long afterDueMs, String afterId, long dueBeforeMs, int limit, String idPrefix, String topic) {
 
   static final int DEFAULT_LIMIT = 100;
   static final int MAX_LIMIT = 1_000;
 
+  private static final List<String> PARAMETERS =
+      List.of("dueBefore", "dueAfter", "limit", "after", "idPrefix", "topic");
+
   private static final Pattern CURSOR = Pattern.compile("(-?\\d{1,19})\\.([A-Za-z0-9_-]+)");
 
+  /** A page of every task. */
+  PageRequest(long afterDueMs, String afterId, long dueBeforeMs, int limit) {
+    this(afterDueMs, afterId, dueBeforeMs, limit, null, null);
+  }
+
+  /** Whether the page lists only some tasks: then its scans skip some of what they read. */
+  boolean filtered() {
+    return idPrefix != null || topic != null;
+  }
+
+  /** Whether a task belongs on the page, by its id and target topic. */
+  boolean matches(String id, String targetTopic) {
+    return (idPrefix == null || id.startsWith(idPrefix))
+        && (topic == null || topic.equals(targetTopic));
+  }
+
   /**
-   * Reads the query parameters {@code dueBefore} (ISO-8601 instant or epoch ms; default: no bound),
-   * {@code limit} (1..1000, default 100) and {@code after} (a cursor from a previous page).
+   * Reads the query parameters {@code dueBefore} and {@code dueAfter} (ISO-8601 instant or epoch
+   * ms; default: no bound), {@code limit} (1..1000, default 100), {@code after} (a cursor from a
+   * previous page), {@code idPrefix} and {@code topic}.
    *
    * @throws ApiException 400 if a parameter is malformed
    */
   static PageRequest from(Map<String, String> query) {
     for (String name : query.keySet()) {
-      if (!name.equals("dueBefore") && !name.equals("limit") && !name.equals("after")) {
+      if (!PARAMETERS.contains(name)) {
         throw ApiException.badRequest(
-            "BAD_REQUEST", "unknown parameter '" + name + "'; expected dueBefore, limit, after");
+            "BAD_REQUEST",
+            "unknown parameter '" + name + "'; expected " + String.join(", ", PARAMETERS));
       }
     }
-    long dueBefore = Long.MAX_VALUE;
-    String dueBeforeText = query.get("dueBefore");
-    if (dueBeforeText != null) {
-      try {
-        dueBefore = TimeArguments.instant(dueBeforeText).toEpochMilli();
-      } catch (IllegalArgumentException | ArithmeticException e) {
-        throw ApiException.badRequest("BAD_TIME", "dueBefore: " + e.getMessage());
-      }
-    }
+    long dueBefore = time(query, "dueBefore").orElse(Long.MAX_VALUE);
     int limit = limit(query.get("limit"));
+    String idPrefix = nonEmpty(query.get("idPrefix"));
+    String topic = nonEmpty(query.get("topic"));
+    OptionalLong dueAfter = time(query, "dueAfter");
     String after = query.get("after");
     if (after == null || after.isEmpty()) {
-      return new PageRequest(0, null, dueBefore, limit);
+      return dueAfter.isPresent()
+          ? new PageRequest(dueAfter.getAsLong(), "", dueBefore, limit, idPrefix, topic)
+          : new PageRequest(0, null, dueBefore, limit, idPrefix, topic);
     }
     Matcher cursor = CURSOR.matcher(after);
     try {
       if (cursor.matches()) {
         String id =
             new String(Base64.getUrlDecoder().decode(cursor.group(2)), StandardCharsets.UTF_8);
-        return new PageRequest(Long.parseLong(cursor.group(1)), id, dueBefore, limit);
+        long dueMs = Long.parseLong(cursor.group(1));
+        if (dueAfter.isPresent() && dueMs < dueAfter.getAsLong()) {
+          return new PageRequest(dueAfter.getAsLong(), "", dueBefore, limit, idPrefix, topic);
+        }
+        return new PageRequest(dueMs, id, dueBefore, limit, idPrefix, topic);
       }
     } catch (IllegalArgumentException e) {
       // Falls through: not base64, or the number overflows.
     }
     throw ApiException.badRequest(
         "BAD_CURSOR", "after: '" + after + "' is not a cursor from a previous page's 'next'");
+  }
+
+  private static OptionalLong time(Map<String, String> query, String name) {
+    String text = query.get(name);
+    if (text == null || text.isEmpty()) {
+      return OptionalLong.empty();
+    }
+    try {
+      return OptionalLong.of(TimeArguments.instant(text).toEpochMilli());
+    } catch (IllegalArgumentException | ArithmeticException e) {
+      throw ApiException.badRequest("BAD_TIME", name + ": " + e.getMessage());
+    }
+  }
+
+  private static String nonEmpty(String text) {
+    return text == null || text.isEmpty() ? null : text;
   }
 
   private static int limit(String text) {
@@ -98,10 +144,18 @@ record PageRequest(long afterDueMs, String afterId, long dueBeforeMs, int limit)
     if (dueBeforeMs != Long.MAX_VALUE) {
       query.append("&dueBefore=").append(dueBeforeMs);
     }
-    if (afterId != null) {
+    if (afterId != null && afterId.isEmpty()) {
+      query.append("&dueAfter=").append(afterDueMs);
+    } else if (afterId != null) {
       query
           .append("&after=")
           .append(URLEncoder.encode(cursorAfter(afterDueMs, afterId), StandardCharsets.UTF_8));
+    }
+    if (idPrefix != null) {
+      query.append("&idPrefix=").append(URLEncoder.encode(idPrefix, StandardCharsets.UTF_8));
+    }
+    if (topic != null) {
+      query.append("&topic=").append(URLEncoder.encode(topic, StandardCharsets.UTF_8));
     }
     return query.toString();
   }

@@ -1,6 +1,7 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.schemas.CronSpec;
+import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.topology.ScheduleView;
@@ -9,12 +10,16 @@ import java.time.Instant;
 import java.util.LinkedHashMap;
 import java.util.Locale;
 import java.util.Map;
+import org.apache.kafka.common.header.Header;
 
 /**
  * The JSON the admin API answers with for a schedule and a pending task. Times come twice: as
  * ISO-8601 text for people and as epoch milliseconds for programs.
  */
 final class ScheduleJson {
+
+  /** How much of a payload one schedule's view shows. */
+  static final int SHOWN_PAYLOAD_BYTES = 64 * 1_024;
 
   private ScheduleJson() {}
 
@@ -25,8 +30,27 @@ final class ScheduleJson {
     json.put("status", view.status().name().toLowerCase(Locale.ROOT));
     view.nextDueMs().ifPresent(due -> time(json, "nextDueAt", due));
     view.forgottenAtMs().ifPresent(at -> time(json, "forgottenAt", at));
-    view.task().ifPresent(task -> task(json, view.id(), StoredTaskSummary.of(task)));
+    view.task()
+        .ifPresent(
+            task -> {
+              task(json, view.id(), StoredTaskSummary.of(task));
+              content(json, task.schedule());
+            });
     return json;
+  }
+
+  /** The carried headers, and the payload's first {@value #SHOWN_PAYLOAD_BYTES} bytes. */
+  private static void content(Map<String, Object> json, Schedule schedule) {
+    Map<String, Object> headers = new LinkedHashMap<>();
+    for (Header header : schedule.headers()) {
+      headers.put(header.key(), BytesPreview.of(header.value(), Integer.MAX_VALUE));
+    }
+    json.put("headers", headers);
+    json.put(
+        "payload",
+        schedule.payload() == null
+            ? null
+            : BytesPreview.of(schedule.payload(), SHOWN_PAYLOAD_BYTES));
   }
 
   /** A task in the listing of {@code GET /schedules}. */

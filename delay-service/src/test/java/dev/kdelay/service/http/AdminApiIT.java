@@ -137,6 +137,34 @@ class AdminApiIT {
   }
 
   @Test
+  void shouldServeTheConsoleAndAnOverviewOfEveryInstanceFromEither() throws Exception {
+    // when: the console's page, and the overview from each instance
+    HttpResponse<String> page = get(firstUrl + "/");
+    for (String url : List.of(firstUrl, secondUrl)) {
+      JsonNode overview =
+          json(
+              await(
+                  () -> get(url + "/overview"),
+                  r -> r.statusCode() == 200 && r.body().contains("\"complete\":true")));
+
+      // then: both instances, with their own figures, and every partition owned by one of them
+      assertThat(overview.path("instances")).hasSize(2);
+      Set<Integer> owned = new HashSet<>();
+      for (JsonNode instance : overview.path("instances")) {
+        assertThat(instance.has("unreachable")).as(instance.toString()).isFalse();
+        assertThat(instance.path("pending").isNumber()).as(instance.toString()).isTrue();
+        instance.path("partitions").forEach(partition -> owned.add(partition.asInt()));
+      }
+      assertThat(owned).hasSize(PARTITIONS);
+      assertThat(overview.path("instance").asText()).isEqualTo(url.substring("http://".length()));
+    }
+    assertThat(page.statusCode()).isEqualTo(200);
+    assertThat(page.headers().firstValue("Content-Type"))
+        .hasValueSatisfying(type -> assertThat(type).startsWith("text/html"));
+    assertThat(page.body()).contains("/console/console.js");
+  }
+
+  @Test
   void shouldReportAScheduleFromEitherInstanceWhenTheOtherOneHoldsIt() throws Exception {
     // given: schedules posted to the first instance, due in 30 days (after the listing test's
     // window, so that the order of the tests does not matter)

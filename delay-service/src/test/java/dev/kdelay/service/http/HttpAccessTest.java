@@ -107,6 +107,28 @@ class HttpAccessTest {
   }
 
   @Test
+  void shouldServeTheConsolesFilesWithoutATokenButNoDataRoute() {
+    for (List<String> file : List.of(List.<String>of(), List.of("console", "console.js"))) {
+      assertThat(withTokens.refusal("GET", file, headers())).isEmpty();
+      assertThat(withTokens.refusal("POST", file, headers("Content-Type", JSON_TYPE)))
+          .hasValueSatisfying(refused -> assertThat(refused.status()).isEqualTo(401));
+    }
+    for (List<String> data :
+        List.of(
+            List.of("overview"),
+            List.of("cron", "preview"),
+            List.of("console"),
+            List.of("console", "a", "b"),
+            List.of("dead-letters"))) {
+      assertThat(withTokens.refusal("GET", data, headers()))
+          .as("%s", data)
+          .hasValueSatisfying(refused -> assertThat(refused.status()).isEqualTo(401));
+    }
+    assertThat(withTokens.refusal("GET", List.of("overview"), headers("Authorization", "Bearer r")))
+        .isEmpty();
+  }
+
+  @Test
   void shouldAnswer415WhenAChangeIsNotJsonEvenWithoutABody() {
     for (HttpAccess access : List.of(HttpAccess.OPEN, withTokens)) {
       Headers plain = headers("Authorization", "Bearer w", "Content-Type", "text/plain");

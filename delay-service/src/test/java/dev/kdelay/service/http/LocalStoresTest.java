@@ -146,6 +146,29 @@ class LocalStoresTest {
     assertThat(share.stoppedAt().dueMs()).isEqualTo(DUE + 1);
   }
 
+  @Test
+  void shouldKeepOnlyMatchesAndSayWhereAFilteredScanStopped() {
+    // given: a scan that read its limit of three tasks, two of them for another topic or id
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "order/1", DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "invoice/1", DUE + 1, Decoded.readable(StoredTaskSummary.of(task(DUE + 1)))));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "order/2", DUE + 2, Decoded.readable(StoredTaskSummary.of(task(DUE + 2, "other")))));
+
+    // when
+    LocalStores.Share share =
+        local.pending(
+            PARTITION, new PageRequest(0, null, Long.MAX_VALUE, 3, "order/", "orders"), 1024);
+
+    // then: the match, and the last task read, after which more matches may follow
+    assertThat(share.tasks()).extracting(ListedTask::id).containsExactly("order/1");
+    assertThat(share.stoppedAt().id()).isEqualTo("order/2");
+  }
+
   private static ScheduleView pending(String id, long dueMs) {
     return new ScheduleView(
         id,
@@ -156,9 +179,13 @@ class LocalStoresTest {
   }
 
   private static StoredTask task(long dueMs) {
+    return task(dueMs, "orders");
+  }
+
+  private static StoredTask task(long dueMs, String topic) {
     return new StoredTask(
         new Schedule(
-            new Target("orders", null, OptionalInt.empty()),
+            new Target(topic, null, OptionalInt.empty()),
             new Timing.Once(dueMs),
             "p".getBytes(StandardCharsets.UTF_8),
             List.of()),

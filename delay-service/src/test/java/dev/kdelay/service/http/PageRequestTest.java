@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.net.URI;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -46,11 +47,47 @@ class PageRequestTest {
   }
 
   @Test
+  void shouldStartAtTheDueTimeAndKeepTheFiltersWhenSearching() {
+    // when
+    PageRequest page =
+        PageRequest.from(
+            Map.of("dueAfter", "1970-01-01T00:00:05Z", "idPrefix", "order/", "topic", "t"));
+
+    // then: a start position before every id due then, and the filters
+    assertThat(page).isEqualTo(new PageRequest(5_000, "", Long.MAX_VALUE, 100, "order/", "t"));
+    assertThat(page.matches("order/1", "t")).isTrue();
+    assertThat(page.matches("order/1", "u")).isFalse();
+    assertThat(page.matches("invoice/1", "t")).isFalse();
+    // and a cursor before the start time starts at the start time; one after it continues
+    assertThat(
+            PageRequest.from(Map.of("dueAfter", "5000", "after", PageRequest.cursorAfter(1, "a"))))
+        .isEqualTo(new PageRequest(5_000, "", Long.MAX_VALUE, 100));
+    assertThat(
+            PageRequest.from(
+                Map.of("dueAfter", "5000", "after", PageRequest.cursorAfter(6_000, "a"))))
+        .isEqualTo(new PageRequest(6_000, "a", Long.MAX_VALUE, 100));
+  }
+
+  @Test
+  void shouldForwardASearchWhenAskingAnotherInstance() {
+    for (PageRequest page :
+        List.of(
+            new PageRequest(5_000, "", 9_000, 7, "a b/&", "t.x"),
+            new PageRequest(5_000, "id", 9_000, 7, null, "t"))) {
+      ApiRequest forwarded =
+          ApiRequest.of("GET", URI.create("/schedules?" + page.toQuery()), new byte[0], true);
+
+      assertThat(PageRequest.from(forwarded.query())).isEqualTo(page);
+    }
+  }
+
+  @Test
   void shouldRejectMalformedParameters() {
     assertCode(Map.of("limit", "0"), "BAD_REQUEST");
     assertCode(Map.of("limit", "1001"), "BAD_REQUEST");
     assertCode(Map.of("limit", "ten"), "BAD_REQUEST");
     assertCode(Map.of("dueBefore", "soon"), "BAD_TIME");
+    assertCode(Map.of("dueAfter", "later"), "BAD_TIME");
     assertCode(Map.of("after", "12"), "BAD_CURSOR");
     assertCode(Map.of("after", "x.YQ"), "BAD_CURSOR");
     assertCode(Map.of("offset", "10"), "BAD_REQUEST");

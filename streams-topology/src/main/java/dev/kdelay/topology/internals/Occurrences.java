@@ -36,17 +36,22 @@ import java.util.OptionalLong;
  * </ul>
  *
  * <p>Thread-safe; parsed expressions are cached per spec by the caller's reuse of this object.
+ * Public only for {@link dev.kdelay.topology.CronOccurrences}, which shows people the same
+ * occurrences the topology fires.
  */
-final class Occurrences {
+public final class Occurrences {
 
   private final long horizonMs;
 
-  Occurrences(long horizonMs) {
+  /**
+   * @param horizonMs how far after now an occurrence may be
+   */
+  public Occurrences(long horizonMs) {
     this.horizonMs = horizonMs;
   }
 
   /** The first occurrence at or after {@code fromMs} and the start bound, within the bounds. */
-  OptionalLong first(CronSpec spec, long fromMs) {
+  public OptionalLong first(CronSpec spec, long fromMs) {
     return after(spec, fromMs - 1, fromMs);
   }
 
@@ -54,7 +59,7 @@ final class Occurrences {
    * The first occurrence strictly after {@code afterMs} (and not before the start bound), no later
    * than the end bound and {@code nowMs} plus the horizon.
    */
-  OptionalLong after(CronSpec spec, long afterMs, long nowMs) {
+  public OptionalLong after(CronSpec spec, long afterMs, long nowMs) {
     long from =
         spec.startAtMs() == CronSpec.NO_START ? afterMs : Math.max(afterMs, spec.startAtMs() - 1);
     long limit = Math.min(spec.endAtMs(), saturatedAdd(nowMs, horizonMs));
