@@ -449,9 +449,11 @@ public final class HttpEndpoint implements AutoCloseable {
       return api.handle(request);
     } catch (ApiException e) {
       return ApiResponse.of(e);
-    } catch (RuntimeException e) {
+    } catch (RuntimeException | LinkageError | StackOverflowError e) {
       // The caller gets an id to quote, never the exception: its text may name hosts, topics or
-      // worse. The id is on the log line that has the exception.
+      // worse. The id is on the log line that has the exception. A class missing from a broken
+      // deployment (LinkageError) is answered too: unanswered, the client would wait for the idle
+      // timeout, and the lane would lose its thread.
       String id = UUID.randomUUID().toString();
       log.warn(
           "event=http-failed error_id={} method={} path={}",

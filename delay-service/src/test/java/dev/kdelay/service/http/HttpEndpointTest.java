@@ -229,6 +229,9 @@ class HttpEndpointTest {
         new HttpEndpoint.Api() {
           @Override
           public ApiResponse handle(ApiRequest request) {
+            if (request.segments().contains("class-missing")) {
+              throw new NoClassDefFoundError("dev/kdelay/secret-host/Missing");
+            }
             throw new IllegalStateException("broker secret-host.internal:9093 said no");
           }
 
@@ -252,6 +255,11 @@ class HttpEndpointTest {
     assertThat(response.body()).doesNotContain("secret-host", "IllegalStateException");
     assertThat(json(response).path("error").asText()).isEqualTo("INTERNAL");
     assertThat(json(response).path("id").asText()).hasSize(36);
+
+    // and: a class missing from the deployment is answered the same way, not left hanging
+    HttpResponse<String> linkage = send(url + "/class-missing", false);
+    assertThat(linkage.statusCode()).isEqualTo(500);
+    assertThat(linkage.body()).doesNotContain("secret-host", "NoClassDefFoundError");
   }
 
   @Test
