@@ -88,6 +88,7 @@ public final class ScheduleBytesStore implements StateStore {
   private volatile boolean open;
   private boolean flushOnCommit = true;
   private long readBytes;
+  private boolean nextDueMayBeGone;
 
   // Writer only: lower bounds that keep idle punctuations off the disk and scans off tombstones.
   private long nextDue = Long.MIN_VALUE;
@@ -175,6 +176,9 @@ public final class ScheduleBytesStore implements StateStore {
     byte[] newIndex = StoreKeys.indexOf(id, next);
     if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
       batch.delete(oldIndex);
+      if (oldIndex[0] == StoreKeys.DUE && StoreKeys.timeOfIndex(oldIndex) == nextDue) {
+        nextDueMayBeGone = true; // a cancel or trigger took the earliest: the bound is loose now
+      }
     }
     if (next == null) {
       batch.delete(StoreKeys.entry(id));
@@ -212,10 +216,22 @@ public final class ScheduleBytesStore implements StateStore {
 
   /**
    * A lower bound of the earliest due time: {@code Long.MIN_VALUE} before the first scan, {@code
-   * Long.MAX_VALUE} when nothing is scheduled.
+   * Long.MAX_VALUE} when nothing is scheduled. Read again from the index when the entry it came
+   * from has gone, so that a cancelled or triggered schedule is not reported as next.
    */
   public long nextDue() {
+    if (nextDueMayBeGone) {
+      refreshNextDue();
+    }
     return nextDue;
+  }
+
+  private synchronized void refreshNextDue() {
+    checkOpen();
+    try (RocksIterator scan = db.newIterator()) {
+      nextDue = firstIndexed(scan, dueFrom, StoreKeys.DUE);
+    }
+    nextDueMayBeGone = false;
   }
 
   /**

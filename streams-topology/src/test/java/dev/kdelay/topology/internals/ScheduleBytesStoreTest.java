@@ -95,6 +95,21 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldNotReportACancelledEntryAsNextDue() {
+    // given: two entries, the earlier one known as next due after a scan
+    schedule("a", 1_000);
+    schedule("b", 5_000);
+    assertThat(store.due(0, 100, Long.MAX_VALUE)).isEmpty();
+    assertThat(store.nextDue()).isEqualTo(1_000);
+
+    // when / then: the earlier goes (a cancel), then the later
+    store.write(bytes("a"), entry("a"), null);
+    assertThat(store.nextDue()).isEqualTo(5_000);
+    store.write(bytes("b"), entry("b"), null);
+    assertThat(store.nextDue()).isEqualTo(Long.MAX_VALUE);
+  }
+
+  @Test
   void shouldNotReturnAnEntryAgainOnceItIsRewrittenAndKeepIdlePunctuationsOffTheDisk() {
     // given
     schedule("a", 10);
