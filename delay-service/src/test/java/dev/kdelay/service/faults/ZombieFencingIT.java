@@ -26,6 +26,16 @@ class ZombieFencingIT {
 
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(120);
 
+  /**
+   * Why a zombie's stream thread may die on waking: frozen inside a commit, it finds its
+   * transaction aborted by the broker's timeout, and Kafka Streams takes that (EndTxn answering
+   * INVALID_TXN_STATE, or its producer fenced) as fatal to the thread, which kdelay replaces.
+   */
+  private static final Pattern FENCED_COMMIT =
+      Pattern.compile(
+          "Caused by: org\\.apache\\.kafka\\.common\\.errors\\."
+              + "(InvalidTxnStateException|ProducerFencedException|InvalidProducerEpochException)");
+
   /** What a fenced Kafka Streams instance logs on its way back into the group. */
   private static final Pattern FENCED =
       Pattern.compile(
@@ -74,6 +84,7 @@ class ZombieFencingIT {
     TaskLoad load = scenario.startLoad(plan);
     List<Failover> freezes = new ArrayList<>();
     List<String> evidence = new ArrayList<>();
+    List<String> fencedThreads = new ArrayList<>();
 
     for (int round = 0; round < rounds; round++) {
       // when: an instance that is firing freezes past its session timeout
@@ -98,6 +109,13 @@ class ZombieFencingIT {
       zombie.jvm().linesMatching(FENCED, resumedAt).stream()
           .limit(3)
           .forEach(line -> evidence.add(zombie + ": " + line));
+      // A thread the zombie lost to its own fencing, after it woke, and replaced: it is back in
+      // the group above. Any other thread failure, on any instance, fails the test.
+      if (!zombie.jvm().linesMatching(FENCED_COMMIT, resumedAt).isEmpty()) {
+        zombie.jvm().linesMatching(ServiceInstance.THREAD_REPLACED, resumedAt).stream()
+            .map(line -> zombie + ": " + line)
+            .forEach(fencedThreads::add);
+      }
     }
 
     // then
@@ -106,10 +124,14 @@ class ZombieFencingIT {
     freezes.forEach(
         failover -> scenario.report("SIGSTOP: " + failover.describe(scenario.ledger(), fired)));
     evidence.forEach(line -> scenario.report("zombie after SIGCONT: " + line));
+    fencedThreads.forEach(
+        line -> scenario.report("zombie thread replaced after its fenced commit: " + line));
     scenario.report(scenario.abortedFires(scenario.finished()));
     scenario.report("seed " + plan.seed() + ": " + verdict.summary());
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
-    assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
+    assertThat(fleet.threadFailures())
+        .as("stream threads that died, but for a zombie's fenced commit")
+        .isSubsetOf(fencedThreads);
   }
 
   private static Duration seconds(long seconds) {
