@@ -258,7 +258,7 @@ public final class DelayConfig extends AbstractConfig {
           .define(
               FIRE_COMMIT_INTERVAL_CONFIG,
               Type.LONG,
-              20L,
+              10L,
               between(0, 60_000),
               Importance.MEDIUM,
               FIRE_COMMIT_INTERVAL_DOC)
