@@ -183,6 +183,21 @@ class HttpSecurityIT {
             .isEqualTo(write);
         assertThat(send(url + anyId, "DELETE", "", caller).statusCode()).as(as).isEqualTo(write);
         assertThat(get(url + "/dead-letters?limit=1", caller).statusCode()).as(as).isEqualTo(read);
+        int letter = get(url + "/dead-letters/0/0", caller).statusCode();
+        if (read == 200) {
+          // Past the access rules: whether that offset holds a dead letter is another matter.
+          assertThat(letter).as(as).isIn(200, 404);
+        } else {
+          assertThat(letter).as(as).isEqualTo(401);
+        }
+        assertThat(get(url + "/overview", caller).statusCode()).as(as).isEqualTo(read);
+        assertThat(
+                get(url + "/cron/preview?cron=0%200%209%20*%20*%20%3F&zone=Europe/Berlin", caller)
+                    .statusCode())
+            .as(as)
+            .isEqualTo(read);
+        // The console's page holds no data: served to anyone who can reach the instance.
+        assertThat(get(url + "/", caller).statusCode()).as(as).isEqualTo(200);
         int replay = send(url + "/dead-letters/0/0/replay", "POST", "{}", caller).statusCode();
         if (caller == Caller.WRITER) {
           // Past the access rules: whether there is a dead letter to replay is another matter.
