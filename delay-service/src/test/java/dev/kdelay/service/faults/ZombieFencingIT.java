@@ -36,11 +36,16 @@ class ZombieFencingIT {
           "Caused by: org\\.apache\\.kafka\\.common\\.errors\\."
               + "(InvalidTxnStateException|ProducerFencedException|InvalidProducerEpochException)");
 
-  /** What a fenced Kafka Streams instance logs on its way back into the group. */
+  /**
+   * What a fenced Kafka Streams instance logs on its way back into the group. A thread that woke
+   * inside its commit may die of the aborted transaction (InvalidTxnStateException) and be replaced
+   * without logging any of the others.
+   */
   private static final Pattern FENCED =
       Pattern.compile(
           "Detected that the thread is being fenced|TaskMigratedException|ProducerFencedException"
-              + "|InvalidProducerEpochException|lost due to missed rebalance");
+              + "|InvalidProducerEpochException|InvalidTxnStateException"
+              + "|lost due to missed rebalance");
 
   @Test
   @Tag("integration")
