@@ -121,24 +121,6 @@ public final class AdminApi implements HttpEndpoint.Api {
       Clock clock,
       Duration sendTimeout,
       TargetTopicCheck targets) {
-    this(metrics, health, queries, requests, limits, clock, sendTimeout, targets, Optional.empty());
-  }
-
-  /**
-   * The API with every route.
-   *
-   * @param deadLetters the dead-letter routes; empty to serve none
-   */
-  public AdminApi(
-      ServiceMetrics metrics,
-      Health health,
-      ScheduleQueries queries,
-      DelayClient requests,
-      ScheduleBody.ServiceLimits limits,
-      Clock clock,
-      Duration sendTimeout,
-      TargetTopicCheck targets,
-      Optional<DeadLetterRoutes> deadLetters) {
     this(
         metrics,
         health,
@@ -148,7 +130,7 @@ public final class AdminApi implements HttpEndpoint.Api {
         clock,
         sendTimeout,
         targets,
-        deadLetters,
+        Optional.empty(),
         Optional.empty());
   }
 
