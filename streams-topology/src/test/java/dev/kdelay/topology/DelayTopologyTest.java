@@ -6,10 +6,12 @@ import static dev.kdelay.topology.DelayDriver.bytes;
 import static dev.kdelay.topology.DelayDriver.header;
 import static dev.kdelay.topology.DelayDriver.headerText;
 import static dev.kdelay.topology.DelayDriver.text;
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.ScheduleStore;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -477,6 +479,23 @@ class DelayTopologyTest {
         .allSatisfy(
             record ->
                 assertThat(record.headers().lastHeader(ScheduleStore.MARKER_HEADER)).isNotNull());
+
+    // and: each change says where the entry it replaced sat, so a restore need not read it: a new
+    // id nowhere, a fire its task's place in the due index (kind, then the due time, sign flipped)
+    assertThat(changes)
+        .allSatisfy(
+            record -> {
+              byte[] replaced = record.headers().lastHeader(ScheduleStore.REPLACES_HEADER).value();
+              if (record.value() != null) {
+                assertThat(replaced).isEmpty();
+              } else {
+                int task = Integer.parseInt(new String(record.key(), UTF_8).substring(5));
+                long due = START.plusSeconds(1 + task % 10).toEpochMilli();
+                assertThat(replaced)
+                    .isEqualTo(
+                        ByteBuffer.allocate(9).put((byte) 1).putLong(due ^ Long.MIN_VALUE).array());
+              }
+            });
   }
 
   private static String idOwnedByAnotherPartitionThan(int partition, int partitions) {

@@ -8,8 +8,10 @@ import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.Collection;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -34,7 +36,8 @@ import org.rocksdb.WriteOptions;
  * The bytes level of the schedule store: one RocksDB instance holding each id's {@link
  * ScheduleEntry} and two indexes derived from them, the due index and the expiry index (layout in
  * {@link StoreKeys}). Every write of an entry updates its index keys in the same write batch; a
- * restore does the same, so the indexes are rebuilt from the changelog, which holds entries only.
+ * restore does the same, so the indexes are rebuilt from the changelog, which holds entries only
+ * (each record saying which index key the entry it replaced had, so a restore needs no reads).
  *
  * <p>The due scan returns a batch bounded in count and bytes and closes its iterator before the
  * caller fires anything; the caller writes the store afterwards. Nothing writes into an open scan.
@@ -162,7 +165,7 @@ public final class ScheduleBytesStore implements StateStore {
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
     try (WriteBatch batch = new WriteBatch()) {
-      stage(batch, id, previous, next);
+      stage(new InOrder(batch), id, StoreKeys.indexOf(id, previous), next);
       db.write(writeOptions, batch);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("write failed in store " + name, e);
@@ -170,9 +173,9 @@ public final class ScheduleBytesStore implements StateStore {
     notePosition();
   }
 
-  private void stage(WriteBatch batch, byte[] id, byte[] previous, byte[] next)
+  /** Stages an id's new entry: {@code oldIndex}, the replaced entry's index key, goes (if any). */
+  private void stage(Staging batch, byte[] id, byte[] oldIndex, byte[] next)
       throws RocksDBException {
-    byte[] oldIndex = StoreKeys.indexOf(id, previous);
     byte[] newIndex = StoreKeys.indexOf(id, next);
     if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
       batch.delete(oldIndex);
@@ -190,6 +193,58 @@ public final class ScheduleBytesStore implements StateStore {
       // reads a single entry.
       batch.put(newIndex, ByteBuffer.allocate(Integer.BYTES).putInt(next.length).array());
       noteIndexed(newIndex);
+    }
+  }
+
+  /** Where {@link #stage} puts its writes. */
+  private interface Staging {
+    void put(byte[] key, byte[] value) throws RocksDBException;
+
+    void delete(byte[] key) throws RocksDBException;
+  }
+
+  /** Staging straight into a write batch, in the order staged. */
+  private record InOrder(WriteBatch batch) implements Staging {
+    @Override
+    public void put(byte[] key, byte[] value) throws RocksDBException {
+      batch.put(key, value);
+    }
+
+    @Override
+    public void delete(byte[] key) throws RocksDBException {
+      batch.delete(key);
+    }
+  }
+
+  /**
+   * Staging that hands its writes to the write batch in key order. RocksDB inserts a batch into its
+   * memtable one key after the other, and each insert searches the memtable's skip list from where
+   * the previous one landed: index keys in arrival order are scattered over the whole time range,
+   * so a restore spent most of its time in those searches. A stable sort keeps the order of writes
+   * to one key, and writes to different keys do not depend on each other.
+   */
+  private static final class InKeyOrder implements Staging {
+    private final List<byte[][]> writes = new ArrayList<>();
+
+    @Override
+    public void put(byte[] key, byte[] value) {
+      writes.add(new byte[][] {key, value});
+    }
+
+    @Override
+    public void delete(byte[] key) {
+      writes.add(new byte[][] {key, null});
+    }
+
+    void applyTo(WriteBatch batch) throws RocksDBException {
+      writes.sort((a, b) -> Arrays.compareUnsigned(a[0], b[0]));
+      for (byte[][] write : writes) {
+        if (write[1] == null) {
+          batch.delete(write[0]);
+        } else {
+          batch.put(write[0], write[1]);
+        }
+      }
     }
   }
 
@@ -437,20 +492,33 @@ public final class ScheduleBytesStore implements StateStore {
   }
 
   /**
-   * Applies changelog records in one write batch, rebuilding the indexes as it goes. The entries
-   * the batch replaces are read with one multi-get, not a lookup per record: a restore is a stream
-   * of mostly new ids, and single lookups set its pace.
+   * Applies changelog records in one write batch, rebuilding the indexes as it goes. Each record
+   * says in its {@link ScheduleStore#REPLACES_HEADER} where the entry it replaced sat in the
+   * indexes, so the index key to delete is known without reading the store: a restore only writes.
+   * Records from before that header (none of a batch's records for an id carry it) have their ids'
+   * stored entries read with one multi-get for the batch.
    */
   void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
     synchronized (this) {
       try (WriteBatch batch = new WriteBatch()) {
-        Map<Bytes, byte[]> current = stored(records);
+        // Only when some records do not say what they replaced: each id's latest entry, read from
+        // the store for the first of them, then as restored by this batch.
+        Map<Bytes, byte[]> current = readUnsaid(records);
+        InKeyOrder writes = new InKeyOrder();
         for (ConsumerRecord<byte[], byte[]> record : records) {
           byte[] id = record.key();
+          byte[] position = replaced(record);
+          byte[] oldIndex =
+              position != null
+                  ? StoreKeys.indexAt(position, id)
+                  : StoreKeys.indexOf(id, current.get(Bytes.wrap(id)));
           byte[] next = record.value() != null ? record.value() : marker(record);
-          stage(batch, id, current.get(Bytes.wrap(id)), next);
-          current.put(Bytes.wrap(id), next);
+          stage(writes, id, oldIndex, next);
+          if (current != null) {
+            current.put(Bytes.wrap(id), next);
+          }
         }
+        writes.applyTo(batch);
         db.write(writeOptions, batch);
       } catch (RocksDBException e) {
         throw new ProcessorStateException("restore failed in store " + name, e);
@@ -458,22 +526,36 @@ public final class ScheduleBytesStore implements StateStore {
     }
   }
 
-  /** The stored entries of the records' ids (absent ones map to null). */
-  private Map<Bytes, byte[]> stored(Collection<ConsumerRecord<byte[], byte[]>> records)
+  /**
+   * Null when every record says what it replaced. Otherwise the stored entries of the ids whose
+   * first record in the batch does not say, read with one multi-get (absent ones map to null).
+   */
+  private Map<Bytes, byte[]> readUnsaid(Collection<ConsumerRecord<byte[], byte[]>> records)
       throws RocksDBException {
-    Map<Bytes, byte[]> current = new HashMap<>();
-    List<byte[]> keys = new ArrayList<>(records.size());
+    if (records.stream().allMatch(record -> replaced(record) != null)) {
+      return null;
+    }
+    Set<Bytes> seen = new HashSet<>();
+    List<byte[]> ids = new ArrayList<>();
+    List<byte[]> keys = new ArrayList<>();
     for (ConsumerRecord<byte[], byte[]> record : records) {
-      if (!current.containsKey(Bytes.wrap(record.key()))) {
-        current.put(Bytes.wrap(record.key()), null);
+      if (seen.add(Bytes.wrap(record.key())) && replaced(record) == null) {
+        ids.add(record.key());
         keys.add(StoreKeys.entry(record.key()));
       }
     }
-    List<byte[]> values = db.multiGetAsList(keys);
-    for (int i = 0; i < keys.size(); i++) {
-      current.put(Bytes.wrap(StoreKeys.idOfEntry(keys.get(i))), values.get(i));
+    Map<Bytes, byte[]> entries = new HashMap<>();
+    List<byte[]> values = keys.isEmpty() ? List.of() : db.multiGetAsList(keys);
+    for (int i = 0; i < ids.size(); i++) {
+      entries.put(Bytes.wrap(ids.get(i)), values.get(i));
     }
-    return current;
+    return entries;
+  }
+
+  /** The index position of the entry a changelog record replaced, or null if it does not say. */
+  private static byte[] replaced(ConsumerRecord<byte[], byte[]> record) {
+    Header replaced = record.headers().lastHeader(ScheduleStore.REPLACES_HEADER);
+    return replaced == null ? null : replaced.value();
   }
 
   /** The marker a tombstone carries in its header, or null for a plain delete. */

@@ -40,6 +40,9 @@ import org.apache.kafka.streams.state.internals.CachedStateStore;
  *   <li>the end of a recurring schedule, or a forgotten id: a plain tombstone.
  * </ul>
  *
+ * <p>Every record also carries {@value #REPLACES_HEADER}: where the entry it replaced sat in the
+ * indexes, so that a restore rebuilds them without reading the store.
+ *
  * <p>A marker's expiry is a {@linkplain ScheduleBytesStore#sweep sweep} of the local store that
  * writes nothing: the changelog already holds a tombstone for the id, and compaction drops it after
  * the topic's {@code delete.retention.ms}, which the builder sets to at least the markers'
@@ -55,6 +58,13 @@ public final class ScheduleStore
 
   /** The header of a changelog tombstone that carries a marker. */
   public static final String MARKER_HEADER = "kdelay-marker";
+
+  /**
+   * The header of every changelog record that says where the entry it replaced sat in the store's
+   * indexes: the kind and time of its index key (9 bytes), or empty if it had none. A restore
+   * deletes that index key without reading the entry, so it only writes.
+   */
+  public static final String REPLACES_HEADER = "kdelay-replaces";
 
   /**
    * What the store holds for an id.
@@ -113,7 +123,7 @@ public final class ScheduleStore
   public void put(String id, Stored previous, ScheduleEntry next) {
     byte[] raw = next.toBytes();
     bytes.write(utf8(id), rawOf(previous), raw);
-    log(id, raw, new RecordHeaders());
+    log(id, raw, replacing(previous));
   }
 
   /**
@@ -123,13 +133,19 @@ public final class ScheduleStore
   public void mark(String id, Stored previous, ScheduleEntry marker) {
     byte[] raw = marker.toBytes();
     bytes.write(utf8(id), rawOf(previous), raw);
-    log(id, null, new RecordHeaders().add(new RecordHeader(MARKER_HEADER, raw)));
+    log(id, null, replacing(previous).add(new RecordHeader(MARKER_HEADER, raw)));
   }
 
   /** Forgets an id. */
   public void remove(String id, Stored previous) {
     bytes.write(utf8(id), rawOf(previous), null);
-    log(id, null, new RecordHeaders());
+    log(id, null, replacing(previous));
+  }
+
+  /** The headers of a change that replaces {@code previous}: where it sat in the indexes. */
+  private static Headers replacing(Stored previous) {
+    return new RecordHeaders()
+        .add(new RecordHeader(REPLACES_HEADER, StoreKeys.positionOf(rawOf(previous))));
   }
 
   /**

@@ -30,6 +30,11 @@ final class StoreKeys {
 
   private static final int INDEX_HEADER = 1 + Long.BYTES;
 
+  /** No index kind: the entry owns no index key. */
+  private static final byte NONE = -1;
+
+  private static final byte[] NO_POSITION = new byte[0];
+
   private StoreKeys() {}
 
   static byte[] entry(byte[] id) {
@@ -69,14 +74,49 @@ final class StoreKeys {
    * The index key an entry owns, or null if it owns none (paused, or a header that cannot be read).
    */
   static byte[] indexOf(byte[] id, byte[] entry) {
-    if (entry == null || ScheduleEntry.damage(entry) != null) {
+    byte kind = indexKindOf(entry);
+    return kind == NONE ? null : index(kind, ScheduleEntry.timeOf(entry), id);
+  }
+
+  /**
+   * Where an entry sits in the indexes: the kind and time of the index key it owns, that is the key
+   * without its id; empty if it owns none. The changelog carries it for the entry a change replaced
+   * ({@link ScheduleStore#REPLACES_HEADER}), so that a restore deletes that index key without
+   * reading the entry first.
+   */
+  static byte[] positionOf(byte[] entry) {
+    byte kind = indexKindOf(entry);
+    return kind == NONE ? NO_POSITION : indexPrefix(kind, ScheduleEntry.timeOf(entry));
+  }
+
+  /**
+   * The index key at a {@linkplain #positionOf position} for an id, or null for the empty position.
+   *
+   * @throws IllegalArgumentException if the position is neither empty nor a kind and a time
+   */
+  static byte[] indexAt(byte[] position, byte[] id) {
+    if (position.length == 0) {
       return null;
+    }
+    if (position.length != INDEX_HEADER || (position[0] != DUE && position[0] != EXPIRY)) {
+      throw new IllegalArgumentException(
+          "not an index position: " + position.length + " bytes, kind " + position[0]);
+    }
+    byte[] key = Arrays.copyOf(position, INDEX_HEADER + id.length);
+    System.arraycopy(id, 0, key, INDEX_HEADER, id.length);
+    return key;
+  }
+
+  /** The kind of index key an entry owns, or {@link #NONE}. */
+  private static byte indexKindOf(byte[] entry) {
+    if (entry == null || ScheduleEntry.damage(entry) != null) {
+      return NONE;
     }
     State state = ScheduleEntry.stateOf(entry);
     if (state == State.PAUSED) {
-      return null;
+      return NONE;
     }
-    return index(state.marker() ? EXPIRY : DUE, ScheduleEntry.timeOf(entry), id);
+    return state.marker() ? EXPIRY : DUE;
   }
 
   /** The smallest key greater than {@code key}. */

@@ -20,6 +20,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.RocksIterator;
 
 /** The bytes level of the schedule store: due order, batches, the sweep, restore. */
 class ScheduleBytesStoreTest {
@@ -216,6 +217,58 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldRebuildTheIndexesFromRecordsThatSayWhatTheyReplaced() {
+    // given: the changelog of a schedule, its replacement and its fire, each record saying where
+    // the entry it replaced sat, and of a schedule that was paused
+    byte[] first = new ScheduleEntry(State.SCHEDULED, 30, 0, TASK).toBytes();
+    byte[] second = new ScheduleEntry(State.SCHEDULED, 20, 0, TASK).toBytes();
+    byte[] fired = ScheduleEntry.marker(State.FIRED, 1_000, 0).toBytes();
+    byte[] waiting = new ScheduleEntry(State.SCHEDULED, 5, 0, TASK).toBytes();
+    byte[] paused = new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, 0, TASK).toBytes();
+    store.restoreBatch(
+        List.of(
+            said(record("a", first), null),
+            said(record("a", second), first),
+            said(record("p", waiting), null)));
+    store.restoreBatch(
+        List.of(said(marker("a", fired), second), said(record("p", paused), waiting)));
+
+    // when / then: nothing is due, and only the marker's expiry key is left in the indexes
+    assertThat(store.due(100, 100, Long.MAX_VALUE)).isEmpty();
+    assertThat(indexKeys()).containsExactly(StoreKeys.index(StoreKeys.EXPIRY, 1_000, bytes("a")));
+    assertThat(store.get(bytes("p"))).isEqualTo(paused);
+    assertThat(store.sweep(1_000, 100)).isEqualTo(1);
+    assertThat(store.get(bytes("a"))).isNull();
+  }
+
+  @Test
+  void shouldDeleteTheIndexKeyARestoredRecordSaysItReplacedWithoutReadingTheEntry()
+      throws Exception {
+    // given: an index key whose entry the store does not hold, so a read could not find it
+    byte[] was = new ScheduleEntry(State.SCHEDULED, 10, 0, TASK).toBytes();
+    store.restoreBatch(List.of(said(record("a", was), null)));
+    store.db().delete(StoreKeys.entry(bytes("a")));
+
+    // when: a record says it replaced that entry
+    byte[] now = new ScheduleEntry(State.SCHEDULED, 20, 0, TASK).toBytes();
+    store.restoreBatch(List.of(said(record("a", now), was)));
+
+    // then: the old index key went with it
+    assertThat(indexKeys()).containsExactly(StoreKeys.index(StoreKeys.DUE, 20, bytes("a")));
+  }
+
+  @Test
+  void shouldRefuseARestoredRecordWhosePositionIsNoIndexPosition() {
+    ConsumerRecord<byte[], byte[]> record =
+        record("a", new ScheduleEntry(State.SCHEDULED, 10, 0, TASK).toBytes());
+    record.headers().add(ScheduleStore.REPLACES_HEADER, new byte[] {StoreKeys.ENTRY, 1});
+
+    assertThatThrownBy(() -> store.restoreBatch(List.of(record)))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining("not an index position");
+  }
+
+  @Test
   void shouldRefuseToOpenAStoreOfAnotherFormatWithAMessageThatSaysWhatToDo() throws Exception {
     // given: a store stamped with another format
     File dir = stateDir.resolve("other").toFile();
@@ -277,6 +330,26 @@ class ScheduleBytesStoreTest {
         null,
         new RecordHeaders().add(new RecordHeader(ScheduleStore.MARKER_HEADER, marker)),
         Optional.empty());
+  }
+
+  /** A record that says it replaced {@code previous} (null: nothing), as the store logs it. */
+  private static ConsumerRecord<byte[], byte[]> said(
+      ConsumerRecord<byte[], byte[]> record, byte[] previous) {
+    record.headers().add(ScheduleStore.REPLACES_HEADER, StoreKeys.positionOf(previous));
+    return record;
+  }
+
+  /** Every index key the store holds, in key order. */
+  private List<byte[]> indexKeys() {
+    List<byte[]> keys = new ArrayList<>();
+    try (RocksIterator scan = store.db().newIterator()) {
+      for (scan.seek(new byte[] {StoreKeys.DUE});
+          scan.isValid() && scan.key()[0] <= StoreKeys.EXPIRY;
+          scan.next()) {
+        keys.add(scan.key());
+      }
+    }
+    return keys;
   }
 
   private static byte[] bytes(String text) {
