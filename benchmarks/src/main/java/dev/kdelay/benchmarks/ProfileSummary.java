@@ -1,6 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.HashMap;
@@ -8,7 +9,6 @@ import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.regex.Pattern;
 import jdk.jfr.consumer.RecordedEvent;
 import jdk.jfr.consumer.RecordedFrame;
@@ -25,6 +25,11 @@ import jdk.jfr.consumer.RecordingFile;
  * frame of its stack matches, searching from the innermost frame outwards, and every method on its
  * stack is counted once towards that method's inclusive share.
  *
+ * <p>JFR takes its native method samples from one thread per period, among every thread that is in
+ * native code at that moment, idle network threads in {@code epoll} included: a stream thread's
+ * time in RocksDB is under-counted. So the summary also reads async-profiler's collapsed stacks
+ * (CPU time of every thread, native frames included), as {@code benchmarks/README.md} shows.
+ *
  * <pre>{@code
  * java -cp benchmarks/target/kdelay-bench.jar dev.kdelay.benchmarks.ProfileSummary \
  *     /tmp/jfr/kdelay-a.jfr '.*StreamThread-[0-9]+'
@@ -39,7 +44,7 @@ public final class ProfileSummary {
   /** Categories, most specific first: {label, frame prefix, frame prefix, ...}. */
   private static final String[][] CATEGORIES = {
     {"RocksDB flush (store commit)", "org.rocksdb.RocksDB.flush"},
-    {"RocksDB get", "org.rocksdb.RocksDB.get"},
+    {"RocksDB get", "org.rocksdb.RocksDB.get", "org.rocksdb.RocksDB.multiGet"},
     {
       "RocksDB put/delete/write",
       "org.rocksdb.RocksDB.put",
@@ -90,33 +95,102 @@ public final class ProfileSummary {
    */
   public static void main(String[] args) throws IOException {
     if (args.length < 1) {
-      System.err.println("usage: ProfileSummary FILE.jfr [THREAD_NAME_REGEX]");
+      System.err.println(
+          "usage: ProfileSummary FILE.jfr [THREAD_NAME_REGEX]\n"
+              + "       ProfileSummary FILE.collapsed [THREAD_NAME_REGEX [INTERVAL_MS]]");
       System.exit(2);
     }
+    Path file = Path.of(args[0]);
     Pattern thread = Pattern.compile(args.length > 1 ? args[1] : ".*");
+    List<Sample> samples =
+        file.toString().endsWith(".jfr")
+            ? fromRecording(file)
+            : fromCollapsed(
+                Files.readAllLines(file), args.length > 2 ? Long.parseLong(args[2]) : 10);
+    Summary summary = summarize(samples, thread);
+    System.out.printf(
+        "%s, threads matching '%s': %,d ms of samples%n", args[0], thread, summary.total());
+    print(
+        "by category (first match from the innermost frame)",
+        summary.categories(),
+        summary.total());
+    print("inclusive, by method", summary.inclusive(), summary.total());
+    print("self (innermost frame)", summary.self(), summary.total());
+  }
+
+  /**
+   * One stack sample.
+   *
+   * @param thread the thread's name
+   * @param frames methods as {@code package.Class.method}, innermost first
+   * @param weightMs the wall-clock or CPU time it stands for
+   */
+  record Sample(String thread, List<String> frames, long weightMs) {}
+
+  /** Where the samples' time went: by category, by method inclusive and by innermost method. */
+  record Summary(
+      long total,
+      Map<String, Long> categories,
+      Map<String, Long> inclusive,
+      Map<String, Long> self) {}
+
+  static Summary summarize(List<Sample> samples, Pattern thread) {
     Map<String, Long> categories = new LinkedHashMap<>();
     Map<String, Long> inclusive = new HashMap<>();
     Map<String, Long> self = new HashMap<>();
     long total = 0;
-    for (RecordedEvent event : RecordingFile.readAllEvents(Path.of(args[0]))) {
-      long weight = weight(event);
-      if (weight == 0
-          || event.getStackTrace() == null
-          || !thread.matcher(threadOf(event)).matches()) {
+    for (Sample sample : samples) {
+      if (!thread.matcher(sample.thread()).matches()) {
         continue;
       }
-      List<String> frames = frames(event);
-      total += weight;
-      categories.merge(category(frames), weight, Long::sum);
-      self.merge(frames.isEmpty() ? "?" : frames.get(0), weight, Long::sum);
+      List<String> frames = sample.frames();
+      total += sample.weightMs();
+      categories.merge(category(frames), sample.weightMs(), Long::sum);
+      self.merge(frames.isEmpty() ? "?" : frames.get(0), sample.weightMs(), Long::sum);
       for (String method : new HashSet<>(frames)) {
-        inclusive.merge(method, weight, Long::sum);
+        inclusive.merge(method, sample.weightMs(), Long::sum);
       }
     }
-    System.out.printf("%s, threads matching '%s': %,d ms of samples%n", args[0], thread, total);
-    print("by category (first match from the innermost frame)", categories, total, TOP);
-    print("inclusive, by method", inclusive, total, TOP);
-    print("self (innermost frame)", self, total, TOP);
+    return new Summary(total, categories, inclusive, self);
+  }
+
+  private static List<Sample> fromRecording(Path recording) throws IOException {
+    List<Sample> samples = new ArrayList<>();
+    for (RecordedEvent event : RecordingFile.readAllEvents(recording)) {
+      long weight = weight(event);
+      if (weight > 0 && event.getStackTrace() != null) {
+        samples.add(new Sample(threadOf(event), frames(event), weight));
+      }
+    }
+    return samples;
+  }
+
+  /**
+   * Samples from async-profiler's collapsed output ({@code collapsed,threads}): one line per
+   * distinct stack, {@code [thread tid=N];outermost;...;innermost COUNT}, Java classes with
+   * slashes. Each sample stands for one interval of the profiler.
+   */
+  static List<Sample> fromCollapsed(List<String> lines, long intervalMs) {
+    List<Sample> samples = new ArrayList<>();
+    for (String line : lines) {
+      int space = line.lastIndexOf(' ');
+      if (line.isBlank() || space < 0) {
+        continue;
+      }
+      List<String> stack = new ArrayList<>(List.of(line.substring(0, space).split(";")));
+      String thread = "";
+      if (!stack.isEmpty() && stack.get(0).startsWith("[")) {
+        String name = stack.remove(0);
+        thread = name.substring(1, name.length() - 1).replaceFirst(" tid=\\d+$", "");
+      }
+      List<String> frames = new ArrayList<>(stack.size());
+      for (int i = stack.size() - 1; i >= 0; i--) {
+        frames.add(stack.get(i).replace('/', '.'));
+      }
+      long count = Long.parseLong(line.substring(space + 1).trim());
+      samples.add(new Sample(thread, frames, count * intervalMs));
+    }
+    return samples;
   }
 
   private static long weight(RecordedEvent event) {
@@ -170,15 +244,13 @@ public final class ProfileSummary {
     return false;
   }
 
-  private static void print(String title, Map<String, Long> counts, long total, int top) {
+  private static void print(String title, Map<String, Long> counts, long total) {
     System.out.printf("%n%s%n", title);
-    Set<String> shown = new HashSet<>();
     counts.entrySet().stream()
         .sorted(Map.Entry.<String, Long>comparingByValue().reversed())
-        .limit(top)
+        .limit(TOP)
         .forEach(
             entry -> {
-              shown.add(entry.getKey());
               System.out.printf(
                   "  %5.1f%%  %,8d ms  %s%n",
                   100.0 * entry.getValue() / Math.max(1, total), entry.getValue(), entry.getKey());
