@@ -99,7 +99,8 @@ public final class DelayConfig extends AbstractConfig {
           + " under load every commit costs a transaction round trip, so fires within this"
           + " interval share one. A thread that is behind (firing tasks more than 250 ms late)"
           + " uses delay.commit.interval.ms instead. At or above delay.commit.interval.ms, fires"
-          + " simply wait for the regular commit.";
+          + " simply wait for the regular commit. 0 commits back to back under load, which leaves"
+          + " request intake too little time: tasks are then taken in late and fire late.";
 
   public static final String POLL_CONFIG = "delay.poll.ms";
   private static final String POLL_DOC =
