@@ -495,8 +495,8 @@ public final class ScheduleBytesStore implements StateStore {
    * Applies changelog records in one write batch, rebuilding the indexes as it goes. Each record
    * says in its {@link ScheduleStore#REPLACES_HEADER} where the entry it replaced sat in the
    * indexes, so the index key to delete is known without reading the store: a restore only writes.
-   * Records from before that header (none of a batch's records for an id carry it) have their ids'
-   * stored entries read with one multi-get for the batch.
+   * For records that do not say (written before that header, or with a header this version cannot
+   * read), the ids' stored entries are read with one multi-get for the batch.
    */
   void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
     synchronized (this) {
@@ -552,10 +552,15 @@ public final class ScheduleBytesStore implements StateStore {
     return entries;
   }
 
-  /** The index position of the entry a changelog record replaced, or null if it does not say. */
+  /**
+   * The index position of the entry a changelog record replaced, or null if it does not say (or
+   * says it in a form this version cannot read: then the store is read, as for an old record).
+   */
   private static byte[] replaced(ConsumerRecord<byte[], byte[]> record) {
     Header replaced = record.headers().lastHeader(ScheduleStore.REPLACES_HEADER);
-    return replaced == null ? null : replaced.value();
+    return replaced == null || replaced.value() == null || !StoreKeys.isPosition(replaced.value())
+        ? null
+        : replaced.value();
   }
 
   /** The marker a tombstone carries in its header, or null for a plain delete. */

@@ -89,18 +89,16 @@ final class StoreKeys {
     return kind == NONE ? NO_POSITION : indexPrefix(kind, ScheduleEntry.timeOf(entry));
   }
 
-  /**
-   * The index key at a {@linkplain #positionOf position} for an id, or null for the empty position.
-   *
-   * @throws IllegalArgumentException if the position is neither empty nor a kind and a time
-   */
+  /** Whether bytes are a {@linkplain #positionOf position}: empty, or an index kind and a time. */
+  static boolean isPosition(byte[] bytes) {
+    return bytes.length == 0
+        || (bytes.length == INDEX_HEADER && (bytes[0] == DUE || bytes[0] == EXPIRY));
+  }
+
+  /** The index key at a {@linkplain #isPosition position} for an id, or null for the empty one. */
   static byte[] indexAt(byte[] position, byte[] id) {
     if (position.length == 0) {
       return null;
-    }
-    if (position.length != INDEX_HEADER || (position[0] != DUE && position[0] != EXPIRY)) {
-      throw new IllegalArgumentException(
-          "not an index position: " + position.length + " bytes, kind " + position[0]);
     }
     byte[] key = Arrays.copyOf(position, INDEX_HEADER + id.length);
     System.arraycopy(id, 0, key, INDEX_HEADER, id.length);

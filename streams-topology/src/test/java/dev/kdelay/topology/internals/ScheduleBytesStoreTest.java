@@ -258,14 +258,19 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
-  void shouldRefuseARestoredRecordWhosePositionIsNoIndexPosition() {
-    ConsumerRecord<byte[], byte[]> record =
-        record("a", new ScheduleEntry(State.SCHEDULED, 10, 0, TASK).toBytes());
-    record.headers().add(ScheduleStore.REPLACES_HEADER, new byte[] {StoreKeys.ENTRY, 1});
+  void shouldReadTheStoreForARestoredRecordWhosePositionItCannotRead() {
+    // given: an entry due at 10
+    byte[] was = new ScheduleEntry(State.SCHEDULED, 10, 0, TASK).toBytes();
+    store.restoreBatch(List.of(said(record("a", was), null)));
 
-    assertThatThrownBy(() -> store.restoreBatch(List.of(record)))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining("not an index position");
+    // when: its replacement says where the entry it replaced sat in a form that is no position
+    ConsumerRecord<byte[], byte[]> record =
+        record("a", new ScheduleEntry(State.SCHEDULED, 20, 0, TASK).toBytes());
+    record.headers().add(ScheduleStore.REPLACES_HEADER, new byte[] {StoreKeys.ENTRY, 1});
+    store.restoreBatch(List.of(record));
+
+    // then: the stored entry told which index key to delete
+    assertThat(indexKeys()).containsExactly(StoreKeys.index(StoreKeys.DUE, 20, bytes("a")));
   }
 
   @Test
