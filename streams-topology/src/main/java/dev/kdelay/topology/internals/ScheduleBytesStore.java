@@ -499,18 +499,23 @@ public final class ScheduleBytesStore implements StateStore {
    * read), the ids' stored entries are read with one multi-get for the batch.
    */
   void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
+    List<ConsumerRecord<byte[], byte[]>> changes = List.copyOf(records);
+    List<byte[]> positions = new ArrayList<>(changes.size());
+    for (ConsumerRecord<byte[], byte[]> record : changes) {
+      positions.add(replaced(record));
+    }
     synchronized (this) {
       try (WriteBatch batch = new WriteBatch()) {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
-        Map<Bytes, byte[]> current = readUnsaid(records);
+        Map<Bytes, byte[]> current = readUnsaid(changes, positions);
         InKeyOrder writes = new InKeyOrder();
-        for (ConsumerRecord<byte[], byte[]> record : records) {
+        for (int i = 0; i < changes.size(); i++) {
+          ConsumerRecord<byte[], byte[]> record = changes.get(i);
           byte[] id = record.key();
-          byte[] position = replaced(record);
           byte[] oldIndex =
-              position != null
-                  ? StoreKeys.indexAt(position, id)
+              positions.get(i) != null
+                  ? StoreKeys.indexAt(positions.get(i), id)
                   : StoreKeys.indexOf(id, current.get(Bytes.wrap(id)));
           byte[] next = record.value() != null ? record.value() : marker(record);
           stage(writes, id, oldIndex, next);
@@ -530,24 +535,24 @@ public final class ScheduleBytesStore implements StateStore {
    * Null when every record says what it replaced. Otherwise the stored entries of the ids whose
    * first record in the batch does not say, read with one multi-get (absent ones map to null).
    */
-  private Map<Bytes, byte[]> readUnsaid(Collection<ConsumerRecord<byte[], byte[]>> records)
+  private Map<Bytes, byte[]> readUnsaid(
+      List<ConsumerRecord<byte[], byte[]>> changes, List<byte[]> positions)
       throws RocksDBException {
-    if (records.stream().allMatch(record -> replaced(record) != null)) {
+    if (!positions.contains(null)) {
       return null;
     }
     Set<Bytes> seen = new HashSet<>();
-    List<byte[]> ids = new ArrayList<>();
     List<byte[]> keys = new ArrayList<>();
-    for (ConsumerRecord<byte[], byte[]> record : records) {
-      if (seen.add(Bytes.wrap(record.key())) && replaced(record) == null) {
-        ids.add(record.key());
-        keys.add(StoreKeys.entry(record.key()));
+    for (int i = 0; i < changes.size(); i++) {
+      byte[] id = changes.get(i).key();
+      if (seen.add(Bytes.wrap(id)) && positions.get(i) == null) {
+        keys.add(StoreKeys.entry(id));
       }
     }
     Map<Bytes, byte[]> entries = new HashMap<>();
     List<byte[]> values = keys.isEmpty() ? List.of() : db.multiGetAsList(keys);
-    for (int i = 0; i < ids.size(); i++) {
-      entries.put(Bytes.wrap(ids.get(i)), values.get(i));
+    for (int i = 0; i < keys.size(); i++) {
+      entries.put(Bytes.wrap(StoreKeys.idOfEntry(keys.get(i))), values.get(i));
     }
     return entries;
   }
