@@ -7,6 +7,7 @@ import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.rocksdb.BlockBasedTableConfig;
 import org.rocksdb.BloomFilter;
+import org.rocksdb.CompactionStyle;
 import org.rocksdb.CompressionType;
 import org.rocksdb.IndexType;
 import org.rocksdb.Options;
@@ -40,10 +41,25 @@ final class RocksDbOptions {
         .setErrorIfExists(false)
         .setTableFormatConfig(table)
         .setCompressionType(CompressionType.LZ4_COMPRESSION)
+        // Universal compaction, as Kafka Streams' own stores use. Entries are keyed by schedule id,
+        // and ids arrive in no key order, so every flushed file spans the whole key range. Leveled
+        // compaction then rewrote the entire base level for each batch of level-0 files, a cost
+        // that
+        // grows with the store: a restore of 16 M records fell from 440,000 to 150,000 records/s as
+        // the store filled, writes stalled on level-0 file counts. Universal merges sorted runs of
+        // similar size instead (write amplification about 2.5 against 6.7 in that restore), and
+        // opens state written under leveled compaction as it is, and the other way round.
+        .setCompactionStyle(CompactionStyle.UNIVERSAL)
         .setWriteBufferSize(16L * 1024 * 1024)
         .setMaxWriteBufferNumber(3)
         .setMaxBackgroundJobs(2)
-        .setMemtablePrefixBloomSizeRatio(0.1)
+        // Intake looks up ids that are mostly not stored yet: a filter over the memtable's keys
+        // answers without searching its skip list. It is allocated whole with each memtable and
+        // counted against the shared write buffer budget, so it is kept small: at 0.1 of 16 MiB,
+        // six partitions' filters took a third of the default 32 MiB budget, memtables were flushed
+        // at about 1.5 MiB, and a restore spent its time merging the many small files that made.
+        // 0.02 is 2.6 M bits, still tens of bits per key at the memtable sizes the budget allows.
+        .setMemtablePrefixBloomSizeRatio(0.02)
         .setMemtableWholeKeyFiltering(true);
   }
 

@@ -15,11 +15,16 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.ProcessorStateException;
+import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.CompactionStyle;
+import org.rocksdb.FlushOptions;
+import org.rocksdb.Options;
 import org.rocksdb.RocksIterator;
 
 /** The bytes level of the schedule store: due order, batches, the sweep, restore. */
@@ -289,6 +294,49 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldOpenAndCompactStateWrittenUnderLeveledCompaction() throws Exception {
+    // given: a store written with leveled compaction, as kdelay's options were before universal,
+    // with files on the last level and on level 0
+    File dir = stateDir.resolve("leveled").toFile();
+    ScheduleBytesStore leveled = new ScheduleBytesStore("test");
+    leveled.openDb(dir, Map.of(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, Leveled.class));
+    for (int i = 0; i < 100; i++) {
+      leveled.write(bytes("old-" + i), null, scheduled(1_000 + i).toBytes());
+    }
+    leveled.db().compactRange();
+    leveled.write(bytes("new"), null, scheduled(500).toBytes());
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      leveled.db().flush(flush);
+    }
+    leveled.close();
+
+    // when: opened with today's options, written and compacted
+    ScheduleBytesStore reopened = open(dir);
+    try {
+      reopened.write(bytes("newer"), null, scheduled(400).toBytes());
+      reopened.db().compactRange();
+
+      // then: every entry is there, in due order
+      List<ScheduleBytesStore.Due> due = reopened.due(10_000, 1_000, Long.MAX_VALUE);
+      assertThat(due).hasSize(102);
+      assertThat(due).extracting(d -> text(d.id())).startsWith("newer", "new", "old-0", "old-1");
+    } finally {
+      reopened.close();
+    }
+  }
+
+  /** The options kdelay's store had before it moved to universal compaction. */
+  public static final class Leveled implements RocksDBConfigSetter {
+    @Override
+    public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+      options.setCompactionStyle(CompactionStyle.LEVEL);
+    }
+
+    @Override
+    public void close(String storeName, Options options) {}
+  }
+
+  @Test
   void shouldWalkEntriesInIdOrderAChunkAtATime() {
     for (String id : List.of("c", "a", "b")) {
       schedule(id, 10);
@@ -302,6 +350,10 @@ class ScheduleBytesStoreTest {
 
   private void schedule(String id, long dueMs) {
     write(id, entry(id), new ScheduleEntry(State.SCHEDULED, dueMs, 0, TASK));
+  }
+
+  private static ScheduleEntry scheduled(long dueMs) {
+    return new ScheduleEntry(State.SCHEDULED, dueMs, 0, TASK);
   }
 
   private void write(String id, byte[] previous, ScheduleEntry next) {
