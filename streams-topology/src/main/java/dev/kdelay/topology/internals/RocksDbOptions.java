@@ -21,7 +21,11 @@ final class RocksDbOptions {
 
   private RocksDbOptions() {}
 
-  static Options defaults() {
+  /**
+   * kdelay's options. The filter is the caller's to close after the options and the database
+   * (RocksDB holds its own reference while open; the Java object owns native memory of its own).
+   */
+  static Options defaults(BloomFilter filter) {
     BlockBasedTableConfig table = new BlockBasedTableConfig();
     // Firing reads entries by point lookups in due order, which is not key order: a small block
     // is less to decompress per lookup.
@@ -32,7 +36,7 @@ final class RocksDbOptions {
     // store, whole filters of files holding millions of keys (entries, index keys, markers) were
     // evicted and re-read on every lookup, and intake slowed as markers accumulated (JFR: the
     // stream thread in RocksDB.get most of the time). The top level stays pinned.
-    table.setFilterPolicy(new BloomFilter(10, false));
+    table.setFilterPolicy(filter);
     table.setPartitionFilters(true);
     table.setIndexType(IndexType.kTwoLevelIndexSearch);
     table.setMetadataBlockSize(4 * 1024);
@@ -61,6 +65,11 @@ final class RocksDbOptions {
         // 0.02 is 2.6 M bits, still tens of bits per key at the memtable sizes the budget allows.
         .setMemtablePrefixBloomSizeRatio(0.02)
         .setMemtableWholeKeyFiltering(true);
+  }
+
+  /** The filter {@link #defaults} expects: ten bits per key. */
+  static BloomFilter filter() {
+    return new BloomFilter(10, false);
   }
 
   static RocksDBConfigSetter configSetter(Map<String, Object> configs) {

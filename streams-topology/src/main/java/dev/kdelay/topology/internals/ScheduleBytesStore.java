@@ -24,6 +24,7 @@ import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
 import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
+import org.rocksdb.BloomFilter;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
@@ -86,6 +87,7 @@ public final class ScheduleBytesStore implements StateStore {
   private StateStoreContext context;
   private RocksDB db;
   private Options options;
+  private BloomFilter filter;
   private WriteOptions writeOptions;
   private RocksDBConfigSetter configSetter;
   private volatile boolean open;
@@ -129,7 +131,8 @@ public final class ScheduleBytesStore implements StateStore {
     flushOnCommit =
         !StreamsConfig.EXACTLY_ONCE_V2.equals(
             String.valueOf(configs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
-    options = RocksDbOptions.defaults();
+    filter = RocksDbOptions.filter();
+    options = RocksDbOptions.defaults(filter);
     configSetter = RocksDbOptions.configSetter(configs);
     if (configSetter != null) {
       configSetter.setConfig(name, options, configs);
@@ -650,6 +653,7 @@ public final class ScheduleBytesStore implements StateStore {
       }
       writeOptions.close();
       options.close();
+      filter.close();
     }
   }
 
