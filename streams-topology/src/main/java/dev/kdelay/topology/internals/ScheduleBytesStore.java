@@ -387,8 +387,9 @@ public final class ScheduleBytesStore implements StateStore {
   }
 
   /**
-   * Forgets markers whose expiry has passed, at most {@code max} of them: a local delete, not
-   * changelogged.
+   * Forgets markers whose expiry has passed, looking at most {@code max} expiry keys: a local
+   * delete, not changelogged. Like the due scan, it reads first and closes its iterator, then
+   * writes.
    *
    * @return how many markers were forgotten
    */
@@ -398,30 +399,36 @@ public final class ScheduleBytesStore implements StateStore {
       return 0;
     }
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.EXPIRY, nowMs + 1);
-    int swept = 0;
-    boolean more = false;
-    byte[] first = null;
-    try (RocksIterator scan = db.newIterator();
-        WriteBatch batch = new WriteBatch()) {
+    List<byte[]> expired = new ArrayList<>();
+    try (RocksIterator scan = db.newIterator()) {
       for (scan.seek(expiryFrom);
-          scan.isValid() && StoreKeys.before(scan.key(), bound);
+          expired.size() < max && scan.isValid() && StoreKeys.before(scan.key(), bound);
           scan.next()) {
-        if (swept >= max) {
-          more = true;
-          break;
-        }
-        byte[] key = scan.key();
-        first = first == null ? key : first;
-        byte[] id = StoreKeys.idOfIndex(key);
-        byte[] entry = db.get(StoreKeys.entry(id));
+        expired.add(scan.key());
+      }
+      boolean more = scan.isValid() && StoreKeys.before(scan.key(), bound);
+      expiryFrom = expired.isEmpty() ? bound : expired.get(0);
+      nextExpiry = more ? nowMs : firstIndexed(scan, bound, StoreKeys.EXPIRY);
+    }
+    if (expired.isEmpty()) {
+      return 0;
+    }
+    int swept = 0;
+    List<byte[]> entryKeys = new ArrayList<>(expired.size());
+    for (byte[] key : expired) {
+      entryKeys.add(StoreKeys.entry(StoreKeys.idOfIndex(key)));
+    }
+    try (WriteBatch batch = new WriteBatch()) {
+      List<byte[]> entries = db.multiGetAsList(entryKeys);
+      for (int i = 0; i < expired.size(); i++) {
+        byte[] key = expired.get(i);
         batch.delete(key);
-        if (Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
-          batch.delete(StoreKeys.entry(id));
+        // The id may have been scheduled again since: then its entry owns another index key.
+        if (Arrays.equals(key, StoreKeys.indexOf(StoreKeys.idOfIndex(key), entries.get(i)))) {
+          batch.delete(entryKeys.get(i));
           swept++;
         }
       }
-      expiryFrom = first != null ? first : bound;
-      nextExpiry = more ? nowMs : firstIndexed(scan, bound, StoreKeys.EXPIRY);
       db.write(writeOptions, batch);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("sweep failed in store " + name, e);

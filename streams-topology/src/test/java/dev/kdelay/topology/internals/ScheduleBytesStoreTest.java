@@ -191,6 +191,28 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldSweepAtMostItsBoundAndDropAStaleExpiryKeyWithoutTheEntry() {
+    // given: five markers expiring at 100..104, and an expiry key left stale by a write that did
+    // not know the marker it replaced
+    for (int i = 0; i < 5; i++) {
+      write("m" + i, null, ScheduleEntry.marker(State.FIRED, 100 + i, 0));
+    }
+    write("stale", null, ScheduleEntry.marker(State.FIRED, 99, 0));
+    write("stale", null, new ScheduleEntry(State.SCHEDULED, 500, 1, TASK));
+
+    // when / then: at most two expiry keys a sweep, the stale one first and counting
+    assertThat(store.sweep(1_000, 2)).isEqualTo(1);
+    assertThat(store.sweep(1_000, 2)).isEqualTo(2);
+    assertThat(store.sweep(1_000, 2)).isEqualTo(2);
+    assertThat(store.sweep(1_000, 2)).isZero();
+
+    // and: the stale key's id keeps its entry, and only its due key is left in the indexes
+    assertThat(ScheduleEntry.decode(store.get(bytes("stale"))).value().state())
+        .isEqualTo(State.SCHEDULED);
+    assertThat(indexKeys()).containsExactly(StoreKeys.index(StoreKeys.DUE, 500, bytes("stale")));
+  }
+
+  @Test
   void shouldRebuildTheIndexesFromTheChangelogOnRestore() {
     // given: a changelog with a schedule, a replacement, a fired marker in a tombstone's header,
     // a plain tombstone, and an id scheduled then paused
