@@ -95,7 +95,8 @@ public final class ScheduleBytesStore implements StateStore {
   private long readBytes;
   private boolean nextDueMayBeGone;
 
-  // Writer only: lower bounds that keep idle punctuations off the disk and scans off tombstones.
+  // Lower bounds that keep idle punctuations off the disk and scans off tombstones: written by the
+  // writer; dueFrom is read by listings too.
   private long nextDue = Long.MIN_VALUE;
   private long nextExpiry = Long.MIN_VALUE;
   private byte[] dueFrom = StoreKeys.indexPrefix(StoreKeys.DUE, Long.MIN_VALUE);
@@ -439,16 +440,19 @@ public final class ScheduleBytesStore implements StateStore {
   /**
    * Entries in due order, for listings: those due before {@code dueBeforeMs}, from the index key
    * {@code from} on (inclusive), at most {@code limit}, and no more once {@code maxBytes} of
-   * entries are read (at least one). Runs on any thread.
+   * entries are read (at least one). Runs on any thread, holding the lock the stream thread needs:
+   * it starts no lower than where the due scan last started, since no live index key is below that,
+   * so a listing from the start does not step over the tombstones fired entries left.
    */
   public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
     checkOpen();
     List<Due> listed = new ArrayList<>();
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, dueBeforeMs);
+    byte[] start = StoreKeys.before(from, dueFrom) ? dueFrom : from;
     long bytes = 0;
     boolean complete = true;
     try (RocksIterator scan = db.newIterator()) {
-      for (scan.seek(from); scan.isValid() && StoreKeys.before(scan.key(), bound); scan.next()) {
+      for (scan.seek(start); scan.isValid() && StoreKeys.before(scan.key(), bound); scan.next()) {
         if (listed.size() >= limit) {
           break;
         }

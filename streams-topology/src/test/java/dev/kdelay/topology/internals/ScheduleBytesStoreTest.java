@@ -25,6 +25,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.FlushOptions;
 import org.rocksdb.Options;
+import org.rocksdb.PerfLevel;
 import org.rocksdb.RocksIterator;
 
 /** The bytes level of the schedule store: due order, batches, the sweep, restore. */
@@ -167,6 +168,35 @@ class ScheduleBytesStoreTest {
     // then: each once, at its new time
     assertThat(due).extracting(d -> text(d.id())).containsExactly("b", "a");
     assertThat(due).extracting(ScheduleBytesStore.Due::dueMs).containsExactly(40L, 50L);
+  }
+
+  @Test
+  void shouldListFromTheStartWithoutSteppingOverTheTombstonesOfFiredEntries() {
+    // given: 2,000 entries fired (their due keys deleted), and two still pending
+    for (int i = 0; i < 2_000; i++) {
+      schedule(String.format("fired-%04d", i), 100 + i);
+    }
+    for (ScheduleBytesStore.Due due : store.due(10_000, 5_000, Long.MAX_VALUE)) {
+      write(text(due.id()), due.entry(), ScheduleEntry.marker(State.FIRED, 50_000, 0));
+    }
+    assertThat(store.due(10_000, 5_000, Long.MAX_VALUE)).isEmpty();
+    schedule("pending-a", 20_000);
+    schedule("pending-b", 30_000);
+
+    // when: a listing from the start of the due order
+    store.db().setPerfLevel(PerfLevel.ENABLE_COUNT);
+    store.db().getPerfContext().reset();
+    ScheduleBytesStore.Listing listing =
+        store.listDue(
+            StoreKeys.indexPrefix(StoreKeys.DUE, Long.MIN_VALUE), Long.MAX_VALUE, 10, 1 << 20);
+    long tombstonesStepped = store.db().getPerfContext().getInternalDeleteSkippedCount();
+    store.db().setPerfLevel(PerfLevel.DISABLE);
+
+    // then: both pending entries, and not the fired entries' tombstones on the way
+    assertThat(listing.entries())
+        .extracting(d -> text(d.id()))
+        .containsExactly("pending-a", "pending-b");
+    assertThat(tombstonesStepped).isLessThan(100);
   }
 
   @Test
