@@ -168,8 +168,9 @@ public final class ScheduleBytesStore implements StateStore {
    */
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
-    try (WriteBatch batch = new WriteBatch()) {
-      stage(new InOrder(batch), id, StoreKeys.indexOf(id, previous), next);
+    StagedWrites writes = new StagedWrites();
+    stage(writes, id, StoreKeys.indexOf(id, previous), next);
+    try (WriteBatch batch = writes.toWriteBatch()) {
       db.write(writeOptions, batch);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("write failed in store " + name, e);
@@ -178,8 +179,7 @@ public final class ScheduleBytesStore implements StateStore {
   }
 
   /** Stages an id's new entry: {@code oldIndex}, the replaced entry's index key, goes (if any). */
-  private void stage(Staging batch, byte[] id, byte[] oldIndex, byte[] next)
-      throws RocksDBException {
+  private void stage(StagedWrites batch, byte[] id, byte[] oldIndex, byte[] next) {
     byte[] newIndex = StoreKeys.indexOf(id, next);
     if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
       batch.delete(oldIndex);
@@ -197,58 +197,6 @@ public final class ScheduleBytesStore implements StateStore {
       // reads a single entry.
       batch.put(newIndex, ByteBuffer.allocate(Integer.BYTES).putInt(next.length).array());
       noteIndexed(newIndex);
-    }
-  }
-
-  /** Where {@link #stage} puts its writes. */
-  private interface Staging {
-    void put(byte[] key, byte[] value) throws RocksDBException;
-
-    void delete(byte[] key) throws RocksDBException;
-  }
-
-  /** Staging straight into a write batch, in the order staged. */
-  private record InOrder(WriteBatch batch) implements Staging {
-    @Override
-    public void put(byte[] key, byte[] value) throws RocksDBException {
-      batch.put(key, value);
-    }
-
-    @Override
-    public void delete(byte[] key) throws RocksDBException {
-      batch.delete(key);
-    }
-  }
-
-  /**
-   * Staging that hands its writes to the write batch in key order. RocksDB inserts a batch into its
-   * memtable one key after the other, and each insert searches the memtable's skip list from where
-   * the previous one landed: index keys in arrival order are scattered over the whole time range,
-   * so a restore spent most of its time in those searches. A stable sort keeps the order of writes
-   * to one key, and writes to different keys do not depend on each other.
-   */
-  private static final class InKeyOrder implements Staging {
-    private final List<byte[][]> writes = new ArrayList<>();
-
-    @Override
-    public void put(byte[] key, byte[] value) {
-      writes.add(new byte[][] {key, value});
-    }
-
-    @Override
-    public void delete(byte[] key) {
-      writes.add(new byte[][] {key, null});
-    }
-
-    void applyTo(WriteBatch batch) throws RocksDBException {
-      writes.sort((a, b) -> Arrays.compareUnsigned(a[0], b[0]));
-      for (byte[][] write : writes) {
-        if (write[1] == null) {
-          batch.delete(write[0]);
-        } else {
-          batch.put(write[0], write[1]);
-        }
-      }
     }
   }
 
@@ -519,11 +467,11 @@ public final class ScheduleBytesStore implements StateStore {
       positions.add(replaced(record));
     }
     synchronized (this) {
-      try (WriteBatch batch = new WriteBatch()) {
+      try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
         Map<Bytes, byte[]> current = readUnsaid(changes, positions);
-        InKeyOrder writes = new InKeyOrder();
+        StagedWrites writes = new StagedWrites();
         for (int i = 0; i < changes.size(); i++) {
           ConsumerRecord<byte[], byte[]> record = changes.get(i);
           byte[] id = record.key();
@@ -537,8 +485,12 @@ public final class ScheduleBytesStore implements StateStore {
             current.put(Bytes.wrap(id), next);
           }
         }
-        writes.applyTo(batch);
-        db.write(writeOptions, batch);
+        // Index keys arrive scattered over the time range: in key order, RocksDB's memtable
+        // inserts are short searches (see StagedWrites).
+        writes.sortByKey();
+        try (WriteBatch batch = writes.toWriteBatch()) {
+          db.write(writeOptions, batch);
+        }
       } catch (RocksDBException e) {
         throw new ProcessorStateException("restore failed in store " + name, e);
       }
