@@ -45,14 +45,14 @@ final class RocksDbOptions {
         .setErrorIfExists(false)
         .setTableFormatConfig(table)
         .setCompressionType(CompressionType.LZ4_COMPRESSION)
-        // Universal compaction, as Kafka Streams' own stores use. Entries are keyed by schedule id,
-        // and ids arrive in no key order, so every flushed file spans the whole key range. Leveled
-        // compaction then rewrote the entire base level for each batch of level-0 files, a cost
-        // that
-        // grows with the store: a restore of 16 M records fell from 440,000 to 150,000 records/s as
-        // the store filled, writes stalled on level-0 file counts. Universal merges sorted runs of
-        // similar size instead (write amplification about 2.5 against 6.7 in that restore), and
-        // opens state written under leveled compaction as it is, and the other way round.
+        // Universal compaction, as Kafka Streams' own stores use. Entries are keyed by schedule
+        // id, and ids arrive in no key order, so every flushed file spans the whole key range.
+        // Leveled compaction then rewrote the entire base level for each batch of level-0 files,
+        // a cost that grows with the store: a restore of 16 M records fell from 440,000 to
+        // 150,000 records/s as the store filled, writes stalled on level-0 file counts. Universal
+        // merges sorted runs of similar size instead (write amplification about 2.5 against 6.7
+        // in that restore), and opens state written under leveled compaction as it is, and the
+        // other way round (ScheduleBytesStoreTest).
         .setCompactionStyle(CompactionStyle.UNIVERSAL)
         .setWriteBufferSize(16L * 1024 * 1024)
         .setMaxWriteBufferNumber(3)
