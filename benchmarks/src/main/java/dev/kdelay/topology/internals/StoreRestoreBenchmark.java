@@ -44,7 +44,9 @@ import org.rocksdb.WriteOptions;
  * ratio is what the schedule store's index and its markers cost on top.
  *
  * <p>Run from the built benchmark jar: {@code java -Xmx2g -cp benchmarks/target/kdelay-bench.jar
- * dev.kdelay.topology.internals.StoreRestoreBenchmark [tasks [fired-percent [partitions]]]}.
+ * dev.kdelay.topology.internals.StoreRestoreBenchmark [tasks [fired-percent [partitions
+ * [write-buffer-MiB]]]]}; the write buffers default to the service's 32 MiB, shared by every store,
+ * with a block cache twice their size.
  */
 public final class StoreRestoreBenchmark {
 
@@ -56,13 +58,16 @@ public final class StoreRestoreBenchmark {
   private final int tasks;
   private final int firedPercent;
   private final int partitions;
+  private final long writeBufferBytes;
   private final byte[] task = new byte[TASK_BYTES];
   private final long now = System.currentTimeMillis();
 
-  private StoreRestoreBenchmark(int tasks, int firedPercent, int partitions) {
+  private StoreRestoreBenchmark(
+      int tasks, int firedPercent, int partitions, long writeBufferBytes) {
     this.tasks = tasks;
     this.firedPercent = firedPercent;
     this.partitions = partitions;
+    this.writeBufferBytes = writeBufferBytes;
     new Random(42).nextBytes(task);
   }
 
@@ -71,10 +76,13 @@ public final class StoreRestoreBenchmark {
     int tasks = args.length > 0 ? Integer.parseInt(args[0]) : 10_000_000;
     int fired = args.length > 1 ? Integer.parseInt(args[1]) : 60;
     int partitions = args.length > 2 ? Integer.parseInt(args[2]) : 6;
-    StoreRestoreBenchmark bench = new StoreRestoreBenchmark(tasks, fired, partitions);
+    long writeBufferMiB = args.length > 3 ? Long.parseLong(args[3]) : 32;
+    StoreRestoreBenchmark bench =
+        new StoreRestoreBenchmark(tasks, fired, partitions, writeBufferMiB * 1024 * 1024);
     System.out.printf(
-        "store restore: %,d tasks, %d %% of them fired, %d partitions, batches of %,d%n",
-        tasks, fired, partitions, BATCH);
+        "store restore: %,d tasks, %d %% of them fired, %d partitions, batches of %,d,"
+            + " %d MiB of write buffers%n",
+        tasks, fired, partitions, BATCH, writeBufferMiB);
     Run plain = bench.run(true);
     Run store = bench.run(false);
     System.out.printf("  %-34s %s%n", "baseline (one put per record)", plain);
@@ -102,6 +110,9 @@ public final class StoreRestoreBenchmark {
     Map<String, Object> configs = new HashMap<>();
     configs.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.EXACTLY_ONCE_V2);
     configs.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);
+    // Read by the config's first store only: the cache and write buffer budget are per process.
+    configs.put(BoundedMemoryRocksDbConfig.WRITE_BUFFER_BYTES_CONFIG, writeBufferBytes);
+    configs.put(BoundedMemoryRocksDbConfig.BLOCK_CACHE_BYTES_CONFIG, 2 * writeBufferBytes);
     List<ScheduleBytesStore> stores = new ArrayList<>();
     try (WriteOptions noWal = new WriteOptions().setDisableWAL(true)) {
       for (int p = 0; p < partitions; p++) {
