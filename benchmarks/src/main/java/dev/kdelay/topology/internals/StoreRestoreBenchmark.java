@@ -8,7 +8,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.Arrays;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -16,11 +15,11 @@ import java.util.Optional;
 import java.util.Random;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
-import java.util.stream.Stream;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -154,7 +153,7 @@ public final class StoreRestoreBenchmark {
       return new Run(records, nanos, delays, stops);
     } finally {
       stores.forEach(ScheduleBytesStore::close);
-      deleteRecursively(root);
+      Utils.delete(root.toFile());
     }
   }
 
@@ -173,10 +172,7 @@ public final class StoreRestoreBenchmark {
     }
     try (WriteBatch writes = new WriteBatch()) {
       for (ConsumerRecord<byte[], byte[]> record : batch) {
-        byte[] value =
-            record.value() != null
-                ? record.value()
-                : record.headers().lastHeader(ScheduleStore.MARKER_HEADER).value();
+        byte[] value = record.value() != null ? record.value() : ScheduleBytesStore.marker(record);
         writes.put(StoreKeys.entry(record.key()), value);
       }
       store.db().write(noWal, writes);
@@ -230,13 +226,5 @@ public final class StoreRestoreBenchmark {
         value,
         headers,
         Optional.empty());
-  }
-
-  private static void deleteRecursively(Path dir) throws IOException {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      for (Path path : paths.sorted(Comparator.reverseOrder()).toList()) {
-        Files.delete(path);
-      }
-    }
   }
 }

@@ -535,7 +535,7 @@ public final class ScheduleBytesStore implements StateStore {
   }
 
   /** The marker a tombstone carries in its header, or null for a plain delete. */
-  private static byte[] marker(ConsumerRecord<byte[], byte[]> record) {
+  static byte[] marker(ConsumerRecord<byte[], byte[]> record) {
     Header marker = record.headers().lastHeader(ScheduleStore.MARKER_HEADER);
     return marker == null ? null : marker.value();
   }
