@@ -123,7 +123,8 @@ public final class DelayConfig extends AbstractConfig {
 
   public static final String PROCESSING_GUARANTEE_CONFIG = "delay.processing.guarantee";
   private static final String PROCESSING_GUARANTEE_DOC =
-      "exactly_once_v2 (default) or at_least_once. In at_least_once a repeated fire carries the"
+      "exactly_once_v2 (default) or at_least_once. In at_least_once a fire is never lost, but the"
+          + " tasks fired since the last commit fire again after a crash or a rebalance, with the"
           + " same idempotency key.";
 
   public static final String NUM_STREAM_THREADS_CONFIG = "delay.num.stream.threads";

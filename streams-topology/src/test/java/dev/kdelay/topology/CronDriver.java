@@ -34,13 +34,20 @@ final class CronDriver implements AutoCloseable {
   private Instant now;
 
   CronDriver(Path stateDir, Instant start) {
+    this(stateDir, start, StreamsConfig.AT_LEAST_ONCE);
+  }
+
+  /**
+   * With a processing guarantee: Kafka Streams' {@code at_least_once} or {@code exactly_once_v2}.
+   */
+  CronDriver(Path stateDir, Instant start, String guarantee) {
     Map<String, Object> settings = new HashMap<>();
     settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-cron-test");
     settings.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     settings.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     this.config = new DelayConfig(settings);
     Properties props = config.streamsProperties();
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     this.driver = new TopologyTestDriver(DelayTopology.build(config), props, start);
     this.now = start;
     ByteArraySerializer out = new ByteArraySerializer();

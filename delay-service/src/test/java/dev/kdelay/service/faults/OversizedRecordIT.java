@@ -11,6 +11,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.Collection;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Admin;
@@ -93,52 +94,83 @@ class OversizedRecordIT {
       throws Exception {
     // given: kdelay's metadata of the target is stale when the task fires (refreshed every 10 min)
     try (IsolationScenario scenario = scenario(kafka, "shrunk", Duration.ofMinutes(10))) {
-      String shrinking = scenario.topic("shrinking");
-      createTopic(shrinking, Map.of());
-      long dueMs = System.currentTimeMillis() + 8_000;
-      scenario.sendAround(
-          dueMs,
-          List.of(
-              scenario.request("big", shrinking, dueMs, bytes(2_000)),
-              scenario.request("bigger", shrinking, dueMs + 200, bytes(3_000))));
-      scenario.awaitApplied();
-
-      // when: the topic's limit drops below the record before it is due
-      admin
-          .incrementalAlterConfigs(
-              Map.of(
-                  new ConfigResource(ConfigResource.Type.TOPIC, shrinking),
-                  List.of(
-                      new AlterConfigOp(
-                          new ConfigEntry("max.message.bytes", "1000"), AlterConfigOp.OpType.SET))))
-          .all()
-          .get();
-
       // then: the broker refused the first once, and the retry dead-lettered it; the second was
       // dead-lettered without a try, since the topic had refused a smaller record
-      List<Received> dead = scenario.finish(2);
-      assertThat(dead)
-          .extracting(IsolationScenario::key)
-          .containsExactlyInAnyOrder("big", "bigger");
-      assertThat(dead)
-          .allSatisfy(
-              letter -> {
-                assertThat(letter.header(DelayHeaders.ERROR)).isEqualTo("UNDELIVERABLE");
-                assertThat(letter.header(DelayHeaders.ERROR_MESSAGE)).contains("MESSAGE_TOO_LARGE");
-              });
-      assertThat(byKey(dead, "big").record().value()).hasSize(2_000);
+      shrinkTargetAfterIntake(scenario, true);
       assertThat(scenario.threadFailures()).as("stream thread failures").isEqualTo(1);
     }
   }
 
+  /**
+   * At least once, a fired record and the write recording its fire are not one transaction: the
+   * refused record must still leave its task to be fired again and dead-lettered, not marked fired
+   * and lost.
+   */
+  @Test
+  void shouldDeadLetterATaskWhoseTargetShrankAfterIntakeWhenRunAtLeastOnce(KafkaTestCluster kafka)
+      throws Exception {
+    try (IsolationScenario scenario =
+        scenario(
+            kafka,
+            "shrunk-alo",
+            Duration.ofMinutes(10),
+            Map.of(DelayConfig.PROCESSING_GUARANTEE_CONFIG, "at_least_once"))) {
+      // then: both dead-lettered, as exactly once; a healthy task of the failed batch may repeat
+      shrinkTargetAfterIntake(scenario, false);
+      assertThat(scenario.threadFailures()).as("stream thread failures").isEqualTo(1);
+    }
+  }
+
+  /**
+   * Schedules two tasks to a topic, shrinks its limit below them before they are due, and checks
+   * that both are dead-lettered as undeliverable, with every healthy task fired: exactly once, or
+   * at least once.
+   */
+  private void shrinkTargetAfterIntake(IsolationScenario scenario, boolean exactlyOnce)
+      throws Exception {
+    String shrinking = scenario.topic("shrinking");
+    createTopic(shrinking, Map.of());
+    long dueMs = System.currentTimeMillis() + 8_000;
+    scenario.sendAround(
+        dueMs,
+        List.of(
+            scenario.request("big", shrinking, dueMs, bytes(2_000)),
+            scenario.request("bigger", shrinking, dueMs + 200, bytes(3_000))));
+    scenario.awaitApplied();
+
+    // when: the topic's limit drops below the record before it is due
+    admin
+        .incrementalAlterConfigs(
+            Map.of(
+                new ConfigResource(ConfigResource.Type.TOPIC, shrinking),
+                List.of(
+                    new AlterConfigOp(
+                        new ConfigEntry("max.message.bytes", "1000"), AlterConfigOp.OpType.SET))))
+        .all()
+        .get();
+
+    List<Received> dead = exactlyOnce ? scenario.finish(2) : scenario.finishAtLeastOnce(2);
+    assertThat(dead).extracting(IsolationScenario::key).containsExactlyInAnyOrder("big", "bigger");
+    assertThat(dead)
+        .allSatisfy(
+            letter -> {
+              assertThat(letter.header(DelayHeaders.ERROR)).isEqualTo("UNDELIVERABLE");
+              assertThat(letter.header(DelayHeaders.ERROR_MESSAGE)).contains("MESSAGE_TOO_LARGE");
+            });
+    assertThat(byKey(dead, "big").record().value()).hasSize(2_000);
+  }
+
   private IsolationScenario scenario(KafkaTestCluster kafka, String name, Duration refresh)
       throws Exception {
-    return new IsolationScenario(
-        name,
-        kafka.bootstrapServers(),
-        admin,
-        stateDir,
-        Map.of(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, refresh.toMillis()));
+    return scenario(kafka, name, refresh, Map.of());
+  }
+
+  private IsolationScenario scenario(
+      KafkaTestCluster kafka, String name, Duration refresh, Map<String, Object> settings)
+      throws Exception {
+    Map<String, Object> overrides = new HashMap<>(settings);
+    overrides.put(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, refresh.toMillis());
+    return new IsolationScenario(name, kafka.bootstrapServers(), admin, stateDir, overrides);
   }
 
   private void createTopic(String topic, Map<String, String> configs) throws Exception {

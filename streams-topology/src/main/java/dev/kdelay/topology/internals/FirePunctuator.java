@@ -18,6 +18,10 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * and waiting for the regular commit interval would add up to that interval to every task's
  * lateness.
  *
+ * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
+ * {@link Schedules}); the punctuation asks for that commit at once and takes no more due entries
+ * until it has happened.
+ *
  * <p>Exactly once: the fired record, the entry's change (its fired marker, or for cron the next
  * occurrence) are all in the same transaction, with the input offsets. A crash before the commit
  * aborts all of them and the new owner fires the task again from the restored store; a crash after
@@ -73,8 +77,15 @@ final class FirePunctuator implements Punctuator {
   public void punctuate(long timestamp) {
     long now = context.currentSystemTimeMs();
     commits.maybeRequest(context, now);
+    schedules.releaseIfCommitted();
     // Expired markers go without a changelog record; answered from memory until one expires.
     store.sweep(now, maxFires);
+    if (schedules.holding()) {
+      // At least once: the last batch's writes wait for the commit that flushes its records, and
+      // its entries stay due until then, so nothing more is taken from the store meanwhile.
+      context.commit();
+      return;
+    }
     if (!store.mayHaveDue(now)) {
       // Nothing overdue: the oldest waiting entry is the one due next.
       long next = store.nextDue();
@@ -97,6 +108,9 @@ final class FirePunctuator implements Punctuator {
     if (!batch.isEmpty()) {
       commits.fired(context, now, Math.max(0, now - firstDue));
       metrics.punctuated(System.nanoTime() - started, batch.size());
+    }
+    if (schedules.holding()) {
+      context.commit(); // the held writes wait for it; without a transaction it costs little
     }
   }
 }

@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
@@ -108,7 +109,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());
     ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
-    store.onCommit(FireCommits::committed);
     Recurrence recurrence =
         new Recurrence(
             new Occurrences(config.horizonMs()),
@@ -122,7 +122,13 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             config.firedRetentionMs(),
             recurrence,
             gauges,
-            metrics);
+            metrics,
+            atLeastOnce(context));
+    store.onCommit(
+        () -> {
+          FireCommits.committed();
+          schedules.committing();
+        });
     context.schedule(
         config.punctuateInterval(),
         PunctuationType.WALL_CLOCK_TIME,
@@ -148,6 +154,15 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
               });
     }
     metrics.partitionOpened(gauges);
+  }
+
+  /**
+   * Whether the application runs at least once: read from Kafka Streams' own configuration, which
+   * is what decides whether a fired record and its store write share a transaction.
+   */
+  private static boolean atLeastOnce(ProcessorContext<?, ?> context) {
+    return StreamsConfig.AT_LEAST_ONCE.equals(
+        context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
   }
 
   @Override

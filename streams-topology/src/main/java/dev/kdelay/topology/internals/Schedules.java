@@ -13,6 +13,10 @@ import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import dev.kdelay.topology.internals.ScheduleStore.Stored;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.common.utils.Bytes;
@@ -33,8 +37,22 @@ import org.apache.kafka.streams.processor.api.Record;
  * written in the same transaction as the fired record, so a crash can neither lose nor double an
  * occurrence.
  *
- * <p>Every write goes through {@link #put}, {@link #mark} or {@link #remove}, which tell the
+ * <p>Every write goes through {@link #write}, and is made by {@link #make}, which tells the
  * partition's gauges how the id's state changed.
+ *
+ * <p><b>At least once</b>, a fired record and the write that records the fire (a one-shot's marker,
+ * a schedule's next occurrence) are separate sends, not one transaction: the write could reach the
+ * store and its changelog while the record is still unsent, and a crash, or a record the broker
+ * refuses, would then lose the fire for good, since nothing would fire the task again. So in that
+ * mode the writes that follow a fire are <em>held</em> in memory until a commit of the partition's
+ * task has flushed the producer (every one of its records acknowledged, or the stream thread failed
+ * instead), and applied then ({@link #releaseIfCommitted}). A crash or failure before that leaves
+ * the task pending in the store: it fires again, or is dead-lettered if the broker refused it
+ * ({@link dev.kdelay.topology.DeliveryQuarantine}), and a consumer sees at worst a repeat with the
+ * same idempotency key. A request for an id with a held write sees the entry that write makes, and
+ * its own write replaces the held one, held in turn: it commits with the request's offset, so a
+ * crash loses neither. Exactly once nothing is held: the transaction already commits the record
+ * with its write.
  *
  * <p>Runs on the stream thread only.
  */
@@ -47,14 +65,25 @@ final class Schedules {
   private final PartitionState gauges;
   private final DelayMetrics metrics;
 
+  /** Whether writes that follow a fire wait for the commit that flushes it (at least once). */
+  private final boolean holdFireWrites;
+
+  /** The held writes, by id, in the order they were made. */
+  private final Map<String, Write> held = new LinkedHashMap<>();
+
+  /** A commit of the task began since the writes now held were made. */
+  private boolean committed;
+
   Schedules(
       ScheduleStore store,
       long cancelRetentionMs,
       long firedRetentionMs,
       Recurrence recurrence,
       PartitionState gauges,
-      DelayMetrics metrics) {
+      DelayMetrics metrics,
+      boolean holdFireWrites) {
     this.store = store;
+    this.holdFireWrites = holdFireWrites;
     this.cancelRetentionMs = cancelRetentionMs;
     this.firedRetentionMs = firedRetentionMs;
     this.recurrence = recurrence;
@@ -79,7 +108,10 @@ final class Schedules {
    */
   Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
     String id = request.id();
-    Stored stored = store.lookup(id).orElse(null);
+    releaseIfCommitted();
+    Write heldWrite = held.get(id);
+    // A held write's fire may still be unacknowledged; this request sees it all the same.
+    Stored stored = heldWrite != null ? heldWrite.result(id) : store.lookup(id).orElse(null);
     ScheduleEntry current = null;
     if (stored != null && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
       // A schedule or a cancel replaces the whole entry, so it needs nothing from it; any other
@@ -240,16 +272,15 @@ final class Schedules {
         recurrence.onDue(spec, dueMs, task.occurrence() - 1, Math.min(nowMs, dueMs));
     firing.fire(OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs);
     if (step.next().isEmpty()) {
-      remove(id, stored);
+      write(id, stored, null, true);
       return Optional.empty();
     }
     StoredTask after = new StoredTask(schedule, task.occurrence() + 1);
-    put(
-        id,
-        stored,
+    ScheduleEntry next =
         paused
             ? ScheduleEntry.pausedAfter(dueMs, requestMs, after)
-            : ScheduleEntry.scheduled(step.next().getAsLong(), requestMs, after));
+            : ScheduleEntry.scheduled(step.next().getAsLong(), requestMs, after);
+    write(id, stored, next, true);
     return Optional.empty();
   }
 
@@ -342,18 +373,19 @@ final class Schedules {
    */
   void onDue(ScheduleStore.Due due, long nowMs, Firing firing) {
     String id = due.stored().id();
+    Stored stored = due.stored();
     ScheduleEntry entry = due.entry();
     Decoded<StoredTask> decoded = entry.decodeTask();
     if (decoded instanceof Decoded.Unreadable<StoredTask> unreadable) {
       firing.unreadable(
           OutputRecords.unreadable(id, due.dueMs(), entry.task(), unreadable.error()));
-      remove(id, due.stored());
+      write(id, stored, null, true);
       return;
     }
     StoredTask task = decoded.value();
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       firing.fire(OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1), nowMs);
-      forgetFired(id, due.stored(), entry.requestMs(), nowMs);
+      forgetFired(id, stored, entry.requestMs(), nowMs);
       return;
     }
     Recurrence.Step step = recurrence.onDue(spec, due.dueMs(), task.occurrence() - 1, nowMs);
@@ -364,17 +396,44 @@ final class Schedules {
       metrics.occurrenceSkipped();
     }
     if (step.next().isEmpty()) {
-      remove(id, due.stored());
+      write(id, stored, null, true);
       return;
     }
     long occurrence = task.occurrence() + (step.fire() ? 1 : 0);
-    put(
-        id,
-        due.stored(),
+    ScheduleEntry next =
         ScheduleEntry.scheduled(
             step.next().getAsLong(),
             entry.requestMs(),
-            new StoredTask(task.schedule(), occurrence)));
+            new StoredTask(task.schedule(), occurrence));
+    write(id, stored, next, true);
+  }
+
+  /** Whether writes that follow fires wait for a commit; no due entry may be handled meanwhile. */
+  boolean holding() {
+    return !held.isEmpty();
+  }
+
+  /**
+   * Notes that a commit of the task began: called on the stream thread when Kafka Streams prepares
+   * the store for it, just before it flushes the task's records. The next call on the task comes
+   * after that flush succeeded; had it failed, the stream thread would have failed with it.
+   */
+  void committing() {
+    committed = !held.isEmpty();
+  }
+
+  /**
+   * Applies the held writes if a commit has flushed their fires since they were made; called first
+   * in every punctuation and request.
+   */
+  void releaseIfCommitted() {
+    if (!committed) {
+      return;
+    }
+    committed = false;
+    List<Map.Entry<String, Write>> writes = new ArrayList<>(held.entrySet());
+    held.clear();
+    writes.forEach(write -> make(write.getKey(), write.getValue()));
   }
 
   /**
@@ -382,26 +441,69 @@ final class Schedules {
    * forgets it at once when the retention is 0. Either way one changelog record.
    */
   private void forgetFired(String id, Stored stored, long requestMs, long nowMs) {
-    if (firedRetentionMs == 0) {
-      remove(id, stored);
-      return;
-    }
-    mark(id, stored, ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs));
+    ScheduleEntry marker =
+        firedRetentionMs == 0
+            ? null
+            : ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs);
+    write(id, stored, marker, true);
   }
 
   private void put(String id, Stored previous, ScheduleEntry next) {
-    store.put(id, previous, next);
-    gauges.transition(idBytes(id), stateOf(previous), next.state());
+    write(id, previous, next, false);
   }
 
   private void mark(String id, Stored previous, ScheduleEntry marker) {
-    store.mark(id, previous, marker);
-    gauges.transition(idBytes(id), stateOf(previous), marker.state());
+    write(id, previous, marker, false);
   }
 
   private void remove(String id, Stored previous) {
-    store.remove(id, previous);
-    gauges.transition(idBytes(id), stateOf(previous), null);
+    write(id, previous, null, false);
+  }
+
+  /**
+   * Changes an id's entry: at once, or held when it records a fire and fire writes are held, or
+   * when a write of the id is held already. Then it replaces that write, over what the store holds,
+   * and waits for the same commit.
+   *
+   * @param next the new entry, or null to forget the id
+   * @param afterFire whether the write records a fire (or a dead letter) made just before
+   */
+  private void write(String id, Stored previous, ScheduleEntry next, boolean afterFire) {
+    Write pending = held.get(id);
+    if (pending != null) {
+      held.put(id, new Write(pending.previous(), next));
+    } else if (afterFire && holdFireWrites) {
+      held.put(id, new Write(previous, next));
+    } else {
+      make(id, new Write(previous, next));
+    }
+  }
+
+  /** Makes a write in the store and tells the gauges how the id's state changed. */
+  private void make(String id, Write write) {
+    ScheduleEntry next = write.next();
+    if (next == null) {
+      store.remove(id, write.previous());
+    } else if (next.state().marker()) {
+      store.mark(id, write.previous(), next);
+    } else {
+      store.put(id, write.previous(), next);
+    }
+    gauges.transition(idBytes(id), stateOf(write.previous()), next == null ? null : next.state());
+  }
+
+  /**
+   * A change of an id's entry.
+   *
+   * @param previous what the store holds for the id, or null
+   * @param next what replaces it, or null to forget the id
+   */
+  private record Write(Stored previous, ScheduleEntry next) {
+
+    /** What the id holds once the write is made: what a request for it must see. */
+    Stored result(String id) {
+      return next == null ? null : Stored.of(id, next.toBytes());
+    }
   }
 
   /** The state of what was stored; null for nothing, or for an entry that cannot be read. */

@@ -1,0 +1,200 @@
+package dev.kdelay.topology.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.schemas.Action;
+import dev.kdelay.schemas.DelayRequest;
+import dev.kdelay.schemas.Rejection;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.schemas.Schedule;
+import dev.kdelay.schemas.Target;
+import dev.kdelay.schemas.Timing;
+import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.internals.ScheduleEntry.State;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Optional;
+import java.util.OptionalInt;
+import java.util.Properties;
+import java.util.function.Consumer;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.Topology;
+import org.apache.kafka.streams.TopologyTestDriver;
+import org.apache.kafka.streams.processor.api.Processor;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
+import org.apache.kafka.streams.processor.api.Record;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Held fire writes ({@link Schedules}, at least once) over the real store, with requests for the
+ * fired id arriving before any commit: in a running stream thread a punctuation and the records
+ * polled after it run with no commit between them, which the topology test driver, committing after
+ * every call, never does. So each step here runs inside one record's processing.
+ */
+class HeldFireWritesTest {
+
+  private static final String STORE = "schedules";
+  private static final Instant START = Instant.parse("2026-06-01T12:00:00Z");
+
+  @TempDir Path stateDir;
+  private TopologyTestDriver driver;
+  private TestInputTopic<byte[], byte[]> steps;
+  private ScheduleStore store;
+  private Schedules schedules;
+  private final List<Record<FiredKey, byte[]>> fired = new ArrayList<>();
+  private Consumer<Long> step;
+
+  @BeforeEach
+  void start() {
+    Topology topology =
+        new Topology()
+            .addSource("steps", new ByteArrayDeserializer(), new ByteArrayDeserializer(), "steps")
+            .addProcessor("script", Script::new, "steps")
+            .addStateStore(
+                new ScheduleStoreBuilder(STORE, Duration.ofDays(1).toMillis()), "script");
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, "held-fire-writes");
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    props.put(StreamsConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+    driver = new TopologyTestDriver(topology, props, START);
+    steps = driver.createInputTopic("steps", new ByteArraySerializer(), new ByteArraySerializer());
+  }
+
+  @AfterEach
+  void stop() {
+    driver.close();
+  }
+
+  @Test
+  void shouldShowARequestTheHeldFireAndHoldItsWriteForTheSameCommit() {
+    // given: a one-shot due in a second
+    long dueMs = START.toEpochMilli() + 1_000;
+    run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
+    driver.advanceWallClockTime(Duration.ofSeconds(2));
+
+    run(
+        now -> {
+          // when: it fires, and a trigger and a cancel for it follow before any commit
+          List<ScheduleStore.Due> due = store.due(now, 10, Long.MAX_VALUE);
+          assertThat(due).hasSize(1);
+          schedules.onDue(due.get(0), now, firing());
+          Optional<Rejection> trigger = apply(Action.TRIGGER, now, null);
+          Optional<Rejection> cancel = apply(Action.CANCEL, now + 1, null);
+
+          // then: the trigger saw the fire, and nothing reached the store yet
+          assertThat(fired).hasSize(1);
+          assertThat(trigger).map(Rejection::reason).contains(RejectionReason.NOT_APPLICABLE);
+          assertThat(cancel).isEmpty();
+          assertThat(schedules.holding()).isTrue();
+          assertThat(state()).isEqualTo(State.SCHEDULED);
+        });
+
+    // when: the next call after the commit that ended the last one
+    run(now -> schedules.releaseIfCommitted());
+
+    // then: the cancel's marker, written over the entry the store held, whose due key is gone
+    run(
+        now -> {
+          assertThat(schedules.holding()).isFalse();
+          assertThat(state()).isEqualTo(State.CANCELLED);
+          assertThat(store.due(now, 10, Long.MAX_VALUE)).isEmpty();
+        });
+  }
+
+  @Test
+  void shouldWriteARequestForAnotherIdAtOnce() {
+    // given: a fired one-shot, its write held
+    long dueMs = START.toEpochMilli() + 1_000;
+    run(now -> apply(Action.SCHEDULE, now, schedule(dueMs)));
+    driver.advanceWallClockTime(Duration.ofSeconds(2));
+    run(
+        now -> {
+          schedules.onDue(store.due(now, 10, Long.MAX_VALUE).get(0), now, firing());
+
+          // when
+          schedules.apply(
+              new DelayRequest(Action.SCHEDULE, "other", now, schedule(now + 60_000)),
+              now,
+              firing());
+
+          // then: the other id is stored, the fired one still waits
+          assertThat(store.lookup("other")).isPresent();
+          assertThat(state()).isEqualTo(State.SCHEDULED);
+          assertThat(schedules.holding()).isTrue();
+        });
+  }
+
+  /** Runs a step inside the processing of one record, at the driver's wall-clock time. */
+  private void run(Consumer<Long> step) {
+    this.step = step;
+    steps.pipeInput(new byte[0], new byte[0]);
+  }
+
+  private Optional<Rejection> apply(Action action, long nowMs, Schedule schedule) {
+    return schedules.apply(new DelayRequest(action, "order-1", nowMs, schedule), nowMs, firing());
+  }
+
+  private Schedules.Firing firing() {
+    return new Schedules.Firing() {
+      @Override
+      public void fire(Record<FiredKey, byte[]> record, long nowMs) {
+        fired.add(record);
+      }
+
+      @Override
+      public void unreadable(Record<byte[], byte[]> deadLetter) {
+        throw new AssertionError("no entry here is unreadable");
+      }
+    };
+  }
+
+  private State state() {
+    return store.lookup("order-1").orElseThrow().entry().value().state();
+  }
+
+  private static Schedule schedule(long dueMs) {
+    return new Schedule(
+        new Target("target", null, OptionalInt.empty()),
+        new Timing.Once(dueMs),
+        "v".getBytes(StandardCharsets.UTF_8),
+        List.of());
+  }
+
+  /** Runs the test's step for each record, with the real store and held fire writes. */
+  private class Script implements Processor<byte[], byte[], Object, Object> {
+
+    private ProcessorContext<Object, Object> context;
+
+    @Override
+    public void init(ProcessorContext<Object, Object> context) {
+      this.context = context;
+      store = context.getStateStore(STORE);
+      schedules =
+          new Schedules(
+              store,
+              Duration.ofHours(1).toMillis(),
+              Duration.ofHours(1).toMillis(),
+              new Recurrence(new Occurrences(Duration.ofDays(365).toMillis()), 0, 0),
+              new PartitionState(0),
+              DelayMetrics.NOOP,
+              true);
+      store.onCommit(schedules::committing);
+    }
+
+    @Override
+    public void process(Record<byte[], byte[]> record) {
+      step.accept(context.currentSystemTimeMs());
+    }
+  }
+}
