@@ -5,11 +5,18 @@ import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.Set;
 import java.util.TreeSet;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.ApiException;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The changelog topics of kdelay's state stores, and the check that those which exist are
@@ -21,8 +28,17 @@ import org.apache.kafka.common.config.TopicConfig;
  * due in a year outlives a week's retention). Kafka Streams creates the changelogs compacted but
  * never looks at one again, so a policy changed afterwards would go unnoticed: kdelay refuses to
  * start instead.
+ *
+ * <p>The same goes for {@code delete.retention.ms}, how long compaction keeps a tombstone: the
+ * schedule store's tombstones carry the fired and cancel markers that stop a late or replayed
+ * request from bringing an id back. Kafka Streams sets it only when it creates the changelog, so
+ * raising {@code delay.fired.retention.ms} or {@code delay.cancel.retention.ms} later would leave
+ * restored stores without markers the settings promise. kdelay raises it at start; where it may not
+ * alter the topic, it says so and starts.
  */
 final class ChangelogTopics {
+
+  private static final Logger log = LoggerFactory.getLogger(ChangelogTopics.class);
 
   private static final List<String> STORES = List.of(DelayTopology.SCHEDULES_STORE);
 
@@ -97,6 +113,65 @@ final class ChangelogTopics {
     return Arrays.stream(cleanupPolicy.replace("[", "").replace("]", "").split(","))
         .map(String::trim)
         .anyMatch(TopicConfig.CLEANUP_POLICY_COMPACT::equals);
+  }
+
+  /**
+   * Raises {@code delete.retention.ms} on every existing changelog that keeps tombstones for less
+   * than {@code neededMs}; one it may not alter is logged with the command that does it.
+   *
+   * @param existing the configs of the changelog topics that exist
+   */
+  static void raiseDeleteRetention(
+      Admin admin,
+      StartupDeadline deadline,
+      Map<String, Config> existing,
+      long neededMs,
+      String bootstrapServers) {
+    existing.forEach(
+        (topic, config) -> {
+          OptionalLong current = deleteRetentionMs(config);
+          if (current.isEmpty() || current.getAsLong() >= neededMs) {
+            return;
+          }
+          ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
+          AlterConfigOp raise =
+              new AlterConfigOp(
+                  new ConfigEntry(TopicConfig.DELETE_RETENTION_MS_CONFIG, Long.toString(neededMs)),
+                  AlterConfigOp.OpType.SET);
+          try {
+            deadline.retry(
+                "raise delete.retention.ms of topic '" + topic + "'",
+                () -> admin.incrementalAlterConfigs(Map.of(resource, List.of(raise))).all());
+            log.info(
+                "event=changelog-delete-retention-raised topic={} from={} to={}",
+                topic,
+                current.getAsLong(),
+                neededMs);
+          } catch (ApiException e) {
+            // Not allowed (or refused by a policy): the service works, with markers kept shorter.
+            log.error(
+                "event=changelog-delete-retention-short topic={} delete.retention.ms={} needed={}"
+                    + " error={} hint=\"markers older than delete.retention.ms are lost at the next"
+                    + " restore, so a replayed request could fire a task again; grant AlterConfigs"
+                    + " on the topic, or run kafka-configs --bootstrap-server {} --alter"
+                    + " --entity-type topics --entity-name {} --add-config"
+                    + " delete.retention.ms={}\"",
+                topic,
+                current.getAsLong(),
+                neededMs,
+                e.getClass().getSimpleName(),
+                bootstrapServers,
+                topic,
+                neededMs);
+          }
+        });
+  }
+
+  private static OptionalLong deleteRetentionMs(Config config) {
+    ConfigEntry entry = config.get(TopicConfig.DELETE_RETENTION_MS_CONFIG);
+    return entry == null || entry.value() == null
+        ? OptionalLong.empty()
+        : OptionalLong.of(Long.parseLong(entry.value().trim()));
   }
 
   private static Optional<String> cleanupPolicy(Config config) {

@@ -8,6 +8,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Set;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.TopicConfig;
@@ -110,8 +111,14 @@ final class RequiredTopics {
         .forEach(
             (topic, existing) ->
                 DeadLetterRetention.warnIfShorter(topic, existing, service.dlqRetentionMs()));
-    ChangelogTopics.requireCompacted(
-        TopicConfigs.ofExisting(admin, deadline, ChangelogTopics.all(config.applicationId())),
+    Map<String, Config> changelogs =
+        TopicConfigs.ofExisting(admin, deadline, ChangelogTopics.all(config.applicationId()));
+    ChangelogTopics.requireCompacted(changelogs, config.bootstrapServers());
+    ChangelogTopics.raiseDeleteRetention(
+        admin,
+        deadline,
+        changelogs,
+        config.changelogDeleteRetentionMs(),
         config.bootstrapServers());
     Set<String> firstLayout =
         TopicConfigs.ofExisting(

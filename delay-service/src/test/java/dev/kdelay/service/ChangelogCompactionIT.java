@@ -72,6 +72,49 @@ class ChangelogCompactionIT {
   }
 
   @Test
+  void shouldRaiseTheChangelogsDeleteRetentionToTheMarkersRetention(KafkaTestCluster kafka)
+      throws Exception {
+    // given: the changelog as Kafka Streams made it under a fired retention of a minute, and the
+    // retention since raised to a week
+    String name = "changelog-retention";
+    String changelog = name + "-delay-schedules-v2-changelog";
+    long week = Duration.ofDays(7).toMillis();
+    ServiceConfig config =
+        new ServiceConfig(
+            Map.of(
+                DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
+                kafka.bootstrapServers(),
+                DelayConfig.APPLICATION_ID_CONFIG,
+                name,
+                DelayConfig.STATE_DIR_CONFIG,
+                stateDir.toString(),
+                DelayConfig.REQUESTS_TOPIC_CONFIG,
+                name + "-requests",
+                DelayConfig.DLQ_TOPIC_CONFIG,
+                name + "-dlq",
+                DelayConfig.FIRED_RETENTION_CONFIG,
+                week,
+                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
+                2,
+                ServiceConfig.HTTP_PORT_CONFIG,
+                0));
+    try (DescribedTopics topics = new DescribedTopics(kafka)) {
+      NewTopic old =
+          new NewTopic(changelog, 2, (short) 1)
+              .configs(Map.of("cleanup.policy", "compact", "delete.retention.ms", "86400000"));
+      topics.admin().createTopics(List.of(old)).all().get(30, TimeUnit.SECONDS);
+
+      // when
+      try (DelayService service = new DelayService(config)) {
+        service.start(Optional.of(START_TIMEOUT));
+
+        // then
+        assertThat(topics.config(changelog, "delete.retention.ms")).isEqualTo(Long.toString(week));
+      }
+    }
+  }
+
+  @Test
   void shouldFindTheFirstLayoutsChangelogsAndSayTheirTasksWillNotFire(KafkaTestCluster kafka)
       throws Exception {
     // given: the task store's changelog of the first layout

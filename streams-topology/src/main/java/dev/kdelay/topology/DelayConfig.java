@@ -121,6 +121,9 @@ public final class DelayConfig extends AbstractConfig {
   public static final String MAX_HEADERS_CONFIG = "delay.max.headers";
   private static final String MAX_HEADERS_DOC = "Most headers one request may carry.";
 
+  /** Kafka's default {@code delete.retention.ms}: a day. */
+  private static final long KAFKA_DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000L;
+
   public static final String PROCESSING_GUARANTEE_CONFIG = "delay.processing.guarantee";
   private static final String PROCESSING_GUARANTEE_DOC =
       "exactly_once_v2 (default) or at_least_once. In at_least_once a fire is never lost, but the"
@@ -517,7 +520,6 @@ public final class DelayConfig extends AbstractConfig {
     return getLong(CANCEL_RETENTION_CONFIG);
   }
 
-  /** How long a fired one-shot task is remembered; 0 forgets it at once. */
   /** How far ahead of kdelay's clock a request's timestamp is believed. */
   public long maxClockSkewMs() {
     return getLong(MAX_CLOCK_SKEW_CONFIG);
@@ -545,8 +547,19 @@ public final class DelayConfig extends AbstractConfig {
     return prefixed != null ? prefixed : kafka.get(key);
   }
 
+  /** How long a fired one-shot task is remembered; 0 forgets it at once. */
   public long firedRetentionMs() {
     return getLong(FIRED_RETENTION_CONFIG);
+  }
+
+  /**
+   * The {@code delete.retention.ms} the schedule store's changelog needs: its tombstones carry the
+   * fired and cancel markers, and must outlive them. The larger of Kafka's default (a day) and the
+   * longer of the two retentions.
+   */
+  public long changelogDeleteRetentionMs() {
+    return Math.max(
+        KAFKA_DEFAULT_DELETE_RETENTION_MS, Math.max(cancelRetentionMs(), firedRetentionMs()));
   }
 
   public long misfireThresholdMs() {

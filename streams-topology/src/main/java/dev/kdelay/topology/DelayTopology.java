@@ -135,9 +135,7 @@ public final class DelayTopology {
             Names.REQUESTS_SOURCE,
             Names.REROUTED_SOURCE)
         .addStateStore(
-            new ScheduleStoreBuilder(
-                Names.SCHEDULES_STORE,
-                Math.max(config.cancelRetentionMs(), config.firedRetentionMs())),
+            new ScheduleStoreBuilder(Names.SCHEDULES_STORE, config.changelogDeleteRetentionMs()),
             Names.PROCESSOR)
         .addSink(Names.REROUTE_SINK, config.rerouteTopic(), bytesOut, bytesOut, Names.PROCESSOR)
         .addSink(Names.DLQ_SINK, config.dlqTopic(), bytesOut, bytesOut, Names.PROCESSOR)

@@ -13,26 +13,24 @@ import org.apache.kafka.streams.state.StoreBuilder;
  * stores. Always logged, never cached: a store without its changelog would lose tasks.
  *
  * <p>The changelog topic is compacted and keeps tombstones (which carry the markers) for at least
- * the markers' retention: {@code delete.retention.ms} is the larger of Kafka's default (a day) and
- * the longest marker retention. Kafka Streams sets it when it creates the topic.
+ * the markers' retention: {@code delete.retention.ms} is given by the caller ({@link
+ * dev.kdelay.topology.DelayConfig#changelogDeleteRetentionMs}). Kafka Streams sets it when it
+ * creates the topic; the service raises it on a changelog that exists with less.
  */
 public final class ScheduleStoreBuilder implements StoreBuilder<ScheduleStore> {
-
-  private static final long KAFKA_DEFAULT_DELETE_RETENTION_MS = 24 * 60 * 60 * 1000L;
 
   private final String name;
   private final Map<String, String> logConfig = new HashMap<>();
 
   /**
    * @param name the store name
-   * @param markerRetentionMs the longest time a marker is kept (fired or cancel retention)
+   * @param deleteRetentionMs the changelog's {@code delete.retention.ms}: at least the longest time
+   *     a marker is kept
    */
-  public ScheduleStoreBuilder(String name, long markerRetentionMs) {
+  public ScheduleStoreBuilder(String name, long deleteRetentionMs) {
     this.name = Objects.requireNonNull(name, "name cannot be null");
     logConfig.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
-    logConfig.put(
-        TopicConfig.DELETE_RETENTION_MS_CONFIG,
-        Long.toString(Math.max(KAFKA_DEFAULT_DELETE_RETENTION_MS, markerRetentionMs)));
+    logConfig.put(TopicConfig.DELETE_RETENTION_MS_CONFIG, Long.toString(deleteRetentionMs));
   }
 
   @Override
