@@ -3,6 +3,7 @@ package dev.kdelay.service.cli;
 import dev.kdelay.client.CronSchedule;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
+import dev.kdelay.schemas.CronExpressions;
 import dev.kdelay.schemas.CronFlavor;
 import dev.kdelay.schemas.Misfire;
 import dev.kdelay.service.TimeArguments;
@@ -123,6 +124,18 @@ public record TimeOptions(
               .orElseThrow(
                   () -> new UsageException("--misfire: expected fire-once, fire-all or skip"));
       cron = cron.misfire(policy);
+    }
+    // The same check kdelay makes, here rather than as a BAD_CRON dead letter after sending.
+    CronFlavor flavor = cron.type();
+    try {
+      CronExpressions.parse(cron.expression(), flavor);
+    } catch (IllegalArgumentException e) {
+      throw new UsageException(
+          "--cron: "
+              + e.getMessage()
+              + " (read as a "
+              + flavor.wireName()
+              + " expression; --cron-type quartz, unix or spring)");
     }
     return cron;
   }

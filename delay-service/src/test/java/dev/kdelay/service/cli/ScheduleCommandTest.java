@@ -77,6 +77,19 @@ class ScheduleCommandTest {
   }
 
   @Test
+  void shouldRefuseACronExpressionThatIsNotValidInItsType() {
+    // five fields are a unix expression; the default type, quartz, has six or seven
+    assertThatThrownBy(() -> parse("--id", "r", "--target", "t", "--cron", "*/5 * * * *", "v"))
+        .isInstanceOf(UsageException.class)
+        .hasMessageStartingWith("--cron: ");
+    assertThat(
+            parse("--id", "r", "--target", "t", "--cron", "*/5 * * * *", "--cron-type", "unix", "v")
+                .time()
+                .cron())
+        .isPresent();
+  }
+
+  @Test
   void shouldNameTheOptionWhenTheZoneIsUnknown() {
     assertThatThrownBy(
             () ->
