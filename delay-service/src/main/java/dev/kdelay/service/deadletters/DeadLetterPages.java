@@ -146,6 +146,9 @@ public final class DeadLetterPages {
     long deadline = clock.millis() + timeout.toMillis();
     try (Consumer<byte[], byte[]> consumer = consumers.get()) {
       List<TopicPartition> partitions = partitions(consumer);
+      // Assigned while their offsets are listed: a read_committed consumer warns of every listed
+      // partition it does not own ("Not updating last stable offset").
+      consumer.assign(partitions);
       Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, timeout);
       Map<TopicPartition, Long> begins = consumer.beginningOffsets(partitions, timeout);
       List<DeadLetter> letters = new ArrayList<>();
@@ -201,11 +204,11 @@ public final class DeadLetterPages {
       if (partitions(consumer).stream().noneMatch(wanted::equals)) {
         return Optional.empty();
       }
+      consumer.assign(List.of(wanted)); // before listing its offsets, as in page()
       long end = consumer.endOffsets(List.of(wanted), timeout).get(wanted);
       if (offset < 0 || offset >= end) {
         return Optional.empty();
       }
-      consumer.assign(List.of(wanted));
       consumer.seek(wanted, offset);
       while (clock.millis() < deadline) {
         for (ConsumerRecord<byte[], byte[]> record :
