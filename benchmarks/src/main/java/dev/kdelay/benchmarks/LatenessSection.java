@@ -14,7 +14,7 @@ final class LatenessSection {
 
   static final String HEADER =
       String.format(
-          "  %-9s %-6s %-9s %-15s %-17s %-7s %-7s %-6s %-4s %-6s %-7s %s",
+          "  %-9s %-6s %-9s %-15s %-17s %-7s %-7s %-6s %-4s %-6s %-7s %-6s %-7s %s",
           "fires/s",
           "for s",
           "tasks",
@@ -26,6 +26,8 @@ final class LatenessSection {
           "dup",
           "cores",
           "txn/s",
+          "fired",
+          "commit",
           "sustained");
 
   private final Settings settings;
@@ -48,6 +50,9 @@ final class LatenessSection {
             "    due times spread evenly at the rate for %d s; p50 and p99 are over the run"
                 + " [range over its %d windows]; cores: kdelay's CPU use; txn/s: its commits",
             settings.latenessDuration().toSeconds(), settings.latenessWindows())
+        .line(
+            "    fired: p50 of due -> delay-fired-at, the stream thread's share; commit: its mean"
+                + " time per commit (producer flush and transaction commit), ms")
         .line(
             "    sustained: all fired, p99 <= %,d ms, the last window's median at most %d ms above"
                 + " the first's",
@@ -88,7 +93,7 @@ final class LatenessSection {
       return String.format("  %-9s nothing fired", Spread.number(run.rate(), 0));
     }
     return String.format(
-        "  %-9s %-6.1f %-9s %-15s %-17s %-7d %-7d %-6d %-4d %-6.2f %-7.0f %s",
+        "  %-9s %-6.1f %-9s %-15s %-17s %-7d %-7d %-6d %-4d %-6.2f %-7.0f %-6d %-7.1f %s",
         Spread.number(run.rate(), 0),
         run.duration().toMillis() / 1000.0,
         Spread.number(lateness.count(), 0),
@@ -100,6 +105,8 @@ final class LatenessSection {
         run.duplicates(),
         run.appCores(),
         run.commitsPerSecond(),
+        run.firing().percentile(50),
+        run.commitMs(),
         run.sustained()
             ? "yes"
             : run.shortened()

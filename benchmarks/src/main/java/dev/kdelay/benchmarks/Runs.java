@@ -75,6 +75,7 @@ final class Runs {
       int windows,
       Duration duration,
       double commitsPerSecond,
+      double commitMs,
       boolean shortened) {
 
     /** Lateness above this at p99 means the instance does not keep up. */

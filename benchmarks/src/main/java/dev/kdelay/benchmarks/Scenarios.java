@@ -94,7 +94,11 @@ final class Scenarios {
       Observation seen = watch.await(duration.plus(Duration.ofMillis(leadMs)).plus(DRAIN_TIMEOUT));
       long elapsedMs = Math.max(1, System.currentTimeMillis() - startMs);
       double cores = app.jvm().cpuTime().minus(appCpu).toNanos() / 1e6 / elapsedMs;
-      double commitsPerSecond = app.counters().since(before).commits() * 1000.0 / elapsedMs;
+      StreamsCounters counters = app.counters().since(before);
+      double commitsPerSecond = counters.commits() * 1000.0 / elapsedMs;
+      // The stream thread's time per commit: the producer's flush, then the transaction's commit.
+      double commitMs =
+          (counters.flushNanos() + counters.commitNanos()) / 1e6 / Math.max(1, counters.commits());
       return new Runs.LatenessRun(
           rate,
           seen.lateness(),
@@ -106,6 +110,7 @@ final class Scenarios {
           windows,
           duration,
           commitsPerSecond,
+          commitMs,
           shortened);
     }
   }
