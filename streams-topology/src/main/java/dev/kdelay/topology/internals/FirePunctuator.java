@@ -19,10 +19,12 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * lateness.
  *
  * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
- * {@link Schedules}), and the punctuation takes no more due entries until it has happened. The
- * commit is asked for on the same cadence as exactly once: asking at every punctuation made Kafka
- * Streams commit in every loop, halving the records it takes in per loop each time, and intake fell
- * to a few hundred requests a second.
+ * {@link Schedules}). Their entries are still due in the store until then: the next scan starts
+ * after the last entry handled, and none takes more than a batch's worth while writes wait. An
+ * entry that came due meanwhile with an earlier due time waits for the commit. The commit is asked
+ * for on the same cadence as exactly once: asking at every punctuation made Kafka Streams commit in
+ * every loop, halving the records it takes in per loop each time, and intake fell to a few hundred
+ * requests a second.
  *
  * <p>Exactly once: the fired record, the entry's change (its fired marker, or for cron the next
  * occurrence) are all in the same transaction, with the input offsets. A crash before the commit
@@ -43,11 +45,17 @@ final class FirePunctuator implements Punctuator {
   private final ProcessorContext<Object, Object> context;
   private final ScheduleStore store;
   private final Schedules schedules;
-  private final Delivery delivery;
+  private final Schedules.Firing delivery;
   private final int maxFires;
   private final FireCommits commits;
   private final DelayMetrics metrics;
   private final PartitionState gauges;
+
+  /**
+   * At least once, while writes are held: the last entry handled. The next scan starts after it,
+   * rather than reading the held entries again. Null when nothing is held.
+   */
+  private ScheduleStore.Due lastHandled;
 
   /**
    * The most stored bytes one punctuation takes from the store: with {@code maxFires} it bounds the
@@ -59,7 +67,7 @@ final class FirePunctuator implements Punctuator {
       ProcessorContext<Object, Object> context,
       ScheduleStore store,
       Schedules schedules,
-      Delivery delivery,
+      Schedules.Firing delivery,
       int maxFires,
       long fireCommitIntervalMs,
       long backlogCommitIntervalMs,
@@ -82,12 +90,18 @@ final class FirePunctuator implements Punctuator {
     schedules.releaseIfCommitted();
     // Expired markers go without a changelog record; answered from memory until one expires.
     store.sweep(now, maxFires);
-    if (schedules.holding()) {
-      // At least once: the held writes wait for the commit that flushes their records, and their
-      // entries stay due until then, so nothing more is taken from the store meanwhile. The commit
-      // is asked for on the usual cadence; this also covers a trigger, whose fire a request made.
+    int held = schedules.heldCount();
+    if (held == 0) {
+      lastHandled = null;
+    } else {
+      // At least once: the held writes wait for the commit that flushes their records, asked for
+      // on the usual cadence (a trigger's too, whose fire a request made). Their entries stay due
+      // until then and are passed over; once a batch's worth (in count or bytes) waits, nothing
+      // more is taken, so what the held writes keep in memory is bounded as a batch is.
       commits.fired(context, now, 0);
-      return;
+      if (held >= maxFires || schedules.heldBytes() >= MAX_BATCH_BYTES) {
+        return;
+      }
     }
     if (!store.mayHaveDue(now)) {
       // Nothing overdue: the oldest waiting entry is the one due next.
@@ -97,20 +111,31 @@ final class FirePunctuator implements Punctuator {
     }
     long started = System.nanoTime();
     // The scan is closed when due() returns: firing writes the store, never into an open scan.
-    List<ScheduleStore.Due> batch = store.due(now, maxFires, MAX_BATCH_BYTES);
+    List<ScheduleStore.Due> batch =
+        store.due(
+            now,
+            maxFires - held,
+            MAX_BATCH_BYTES - schedules.heldBytes(),
+            held > 0 ? lastHandled : null);
     long firstDue = Long.MAX_VALUE;
     long lastDue = Long.MIN_VALUE;
+    int handled = 0;
     for (ScheduleStore.Due due : batch) {
+      if (held > 0 && schedules.isHeld(due.stored().id())) {
+        continue; // a trigger's fire, made by a request; its write waits for the commit
+      }
       firstDue = Math.min(firstDue, due.dueMs());
       lastDue = due.dueMs();
       schedules.onDue(due, now, delivery);
+      handled++;
+      lastHandled = due;
     }
     long next = store.nextDue();
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
-    gauges.punctuated(next, !batch.isEmpty() && next <= now ? lastDue : next);
-    if (!batch.isEmpty()) {
+    gauges.punctuated(next, handled > 0 && next <= now ? lastDue : next);
+    if (handled > 0) {
       commits.fired(context, now, Math.max(0, now - firstDue));
-      metrics.punctuated(System.nanoTime() - started, batch.size());
+      metrics.punctuated(System.nanoTime() - started, handled);
     }
   }
 }

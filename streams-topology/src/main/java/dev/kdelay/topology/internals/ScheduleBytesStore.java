@@ -247,6 +247,18 @@ public final class ScheduleBytesStore implements StateStore {
    * when this returns; the caller writes what it fired afterwards.
    */
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes) {
+    return due(nowMs, maxCount, maxBytes, null);
+  }
+
+  /**
+   * As {@link #due(long, int, long)}, but only entries after the index key {@code after}: those up
+   * to it were handled and their writes are still to come (at least once, they wait for a commit).
+   * Such a scan leaves the bounds kept in memory as low as they were, since entries it passed over
+   * are still stored.
+   *
+   * @param after the index key of the last entry handled, or null to scan from the start
+   */
+  public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     checkOpen();
     List<Due> batch = new ArrayList<>();
     List<byte[]> stale = new ArrayList<>();
@@ -255,7 +267,9 @@ public final class ScheduleBytesStore implements StateStore {
     byte[] first = null;
     long bytes = 0;
     try (RocksIterator scan = db.newIterator()) {
-      scan.seek(dueFrom);
+      byte[] from =
+          after == null || StoreKeys.before(after, dueFrom) ? dueFrom : StoreKeys.successor(after);
+      scan.seek(from);
       // The index keys of one step first, then their entries in one multi-get: point lookups in
       // due order (which is not key order) set the pace of a backlog otherwise. A step takes keys
       // while the sizes their index keys hold fit the byte budget left, so a scan reads at most
@@ -304,8 +318,12 @@ public final class ScheduleBytesStore implements StateStore {
           more = true;
         }
       }
-      dueFrom = first != null ? first : bound;
-      nextDue = more ? nowMs : firstIndexed(scan, bound, StoreKeys.DUE);
+      if (after == null) {
+        dueFrom = first != null ? first : bound;
+        nextDue = more ? nowMs : firstIndexed(scan, bound, StoreKeys.DUE);
+      } else {
+        nextDue = more ? nowMs : Math.min(nextDue, firstIndexed(scan, bound, StoreKeys.DUE));
+      }
     } catch (RocksDBException e) {
       throw new ProcessorStateException("due scan failed in store " + name, e);
     }

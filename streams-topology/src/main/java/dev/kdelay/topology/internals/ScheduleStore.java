@@ -168,8 +168,22 @@ public final class ScheduleStore
    * is closed when this returns.
    */
   public List<Due> due(long nowMs, int maxCount, long maxBytes) {
+    return due(nowMs, maxCount, maxBytes, null);
+  }
+
+  /**
+   * As {@link #due(long, int, long)}, but only entries that come after {@code after} in due order
+   * (see {@link ScheduleBytesStore#due(long, int, long, byte[])}).
+   *
+   * @param after the last entry handled, or null to scan from the start
+   */
+  public List<Due> due(long nowMs, int maxCount, long maxBytes, Due after) {
+    byte[] afterKey =
+        after == null
+            ? null
+            : StoreKeys.index(StoreKeys.DUE, after.dueMs(), utf8(after.stored().id()));
     List<Due> due = new ArrayList<>();
-    for (ScheduleBytesStore.Due entry : bytes.due(nowMs, maxCount, maxBytes)) {
+    for (ScheduleBytesStore.Due entry : bytes.due(nowMs, maxCount, maxBytes, afterKey)) {
       due.add(new Due(Stored.of(text(entry.id()), entry.entry()), entry.dueMs()));
     }
     return due;

@@ -71,6 +71,9 @@ final class Schedules {
   /** The held writes, by id, in the order they were made. */
   private final Map<String, Write> held = new LinkedHashMap<>();
 
+  /** The stored bytes the held writes keep (the entries they replace). */
+  private long heldBytes;
+
   /** A commit of the task began since the writes now held were made. */
   private boolean committed;
 
@@ -408,9 +411,24 @@ final class Schedules {
     write(id, stored, next, true);
   }
 
-  /** Whether writes that follow fires wait for a commit; no due entry may be handled meanwhile. */
+  /** Whether writes that follow fires wait for a commit. */
   boolean holding() {
     return !held.isEmpty();
+  }
+
+  /** How many ids have a write held. */
+  int heldCount() {
+    return held.size();
+  }
+
+  /** The stored bytes the held writes keep in memory: the entries they replace. */
+  long heldBytes() {
+    return heldBytes;
+  }
+
+  /** Whether the id has a write held: its due entry in the store was handled already. */
+  boolean isHeld(String id) {
+    return held.containsKey(id);
   }
 
   /**
@@ -433,6 +451,7 @@ final class Schedules {
     committed = false;
     List<Map.Entry<String, Write>> writes = new ArrayList<>(held.entrySet());
     held.clear();
+    heldBytes = 0;
     writes.forEach(write -> make(write.getKey(), write.getValue()));
   }
 
@@ -474,6 +493,7 @@ final class Schedules {
       held.put(id, new Write(pending.previous(), next));
     } else if (afterFire && holdFireWrites) {
       held.put(id, new Write(previous, next));
+      heldBytes += previous == null ? 0 : previous.raw().length;
     } else {
       make(id, new Write(previous, next));
     }

@@ -53,6 +53,7 @@ class HeldFireWritesTest {
   private Schedules schedules;
   private final List<Record<FiredKey, byte[]>> fired = new ArrayList<>();
   private Consumer<Long> step;
+  private ProcessorContext<Object, Object> context;
 
   @BeforeEach
   void start() {
@@ -135,6 +136,62 @@ class HeldFireWritesTest {
         });
   }
 
+  @Test
+  void shouldFireTasksDueAfterAHeldBatchBeforeItsCommitAndNeverTheHeldOnesAgain() {
+    // given: a one-shot due in a second
+    long dueMs = START.toEpochMilli() + 1_000;
+    run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
+    driver.advanceWallClockTime(Duration.ofSeconds(2));
+    FirePunctuator[] punctuator = new FirePunctuator[1];
+
+    run(
+        now -> {
+          punctuator[0] =
+              new FirePunctuator(
+                  context,
+                  store,
+                  schedules,
+                  firing(),
+                  3,
+                  10,
+                  100,
+                  DelayMetrics.NOOP,
+                  new PartitionState(0));
+          punctuator[0].punctuate(now);
+          assertThat(schedules.heldCount()).isEqualTo(1);
+
+          // when: one comes due after it, one before it, and punctuations follow with no commit
+          schedule("order-2", now - 1, now);
+          punctuator[0].punctuate(now);
+          schedule("order-3", dueMs - 500, now);
+          punctuator[0].punctuate(now);
+
+          // then: the later one fired, the held one was not read again, the earlier one waits
+          assertThat(firedIds()).containsExactly("order-1", "order-2");
+          assertThat(schedules.heldCount()).isEqualTo(2);
+        });
+
+    // when: the next punctuation after the commit
+    run(now -> punctuator[0].punctuate(now));
+
+    // then: the held writes are made, and the one that waited fires
+    assertThat(firedIds()).containsExactly("order-1", "order-2", "order-3");
+    run(now -> assertThat(state()).isEqualTo(State.FIRED));
+  }
+
+  private void schedule(String id, long dueMs, long nowMs) {
+    assertThat(
+            schedules.apply(
+                new DelayRequest(Action.SCHEDULE, id, nowMs, schedule(dueMs)), nowMs, firing()))
+        .isEmpty();
+  }
+
+  private List<String> firedIds() {
+    return fired.stream()
+        .map(record -> new String(record.key().key(), StandardCharsets.UTF_8))
+        .toList();
+  }
+
   /** Runs a step inside the processing of one record, at the driver's wall-clock time. */
   private void run(Consumer<Long> step) {
     this.step = step;
@@ -174,11 +231,9 @@ class HeldFireWritesTest {
   /** Runs the test's step for each record, with the real store and held fire writes. */
   private class Script implements Processor<byte[], byte[], Object, Object> {
 
-    private ProcessorContext<Object, Object> context;
-
     @Override
-    public void init(ProcessorContext<Object, Object> context) {
-      this.context = context;
+    public void init(ProcessorContext<Object, Object> processorContext) {
+      context = processorContext;
       store = context.getStateStore(STORE);
       schedules =
           new Schedules(
