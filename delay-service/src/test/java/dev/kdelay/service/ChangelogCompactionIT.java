@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -31,23 +32,7 @@ class ChangelogCompactionIT {
       KafkaTestCluster kafka) throws Exception {
     // given: the task store's changelog, changed to delete by hand
     String name = "changelog-delete";
-    ServiceConfig config =
-        new ServiceConfig(
-            Map.of(
-                DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
-                DelayConfig.APPLICATION_ID_CONFIG,
-                name,
-                DelayConfig.STATE_DIR_CONFIG,
-                stateDir.toString(),
-                DelayConfig.REQUESTS_TOPIC_CONFIG,
-                name + "-requests",
-                DelayConfig.DLQ_TOPIC_CONFIG,
-                name + "-dlq",
-                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
-                2,
-                ServiceConfig.HTTP_PORT_CONFIG,
-                0));
+    ServiceConfig config = config(kafka, name, Map.of());
     String changelog = name + "-delay-schedules-v2-changelog";
     try (DescribedTopics topics = new DescribedTopics(kafka)) {
       NewTopic deleting =
@@ -74,30 +59,12 @@ class ChangelogCompactionIT {
   @Test
   void shouldRaiseTheChangelogsDeleteRetentionToTheMarkersRetention(KafkaTestCluster kafka)
       throws Exception {
-    // given: the changelog as Kafka Streams made it under a fired retention of a minute, and the
-    // retention since raised to a week
+    // given: the changelog as Kafka Streams made it under the default retentions (a day), and the
+    // fired retention since raised to a week
     String name = "changelog-retention";
     String changelog = name + "-delay-schedules-v2-changelog";
     long week = Duration.ofDays(7).toMillis();
-    ServiceConfig config =
-        new ServiceConfig(
-            Map.of(
-                DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
-                kafka.bootstrapServers(),
-                DelayConfig.APPLICATION_ID_CONFIG,
-                name,
-                DelayConfig.STATE_DIR_CONFIG,
-                stateDir.toString(),
-                DelayConfig.REQUESTS_TOPIC_CONFIG,
-                name + "-requests",
-                DelayConfig.DLQ_TOPIC_CONFIG,
-                name + "-dlq",
-                DelayConfig.FIRED_RETENTION_CONFIG,
-                week,
-                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
-                2,
-                ServiceConfig.HTTP_PORT_CONFIG,
-                0));
+    ServiceConfig config = config(kafka, name, Map.of(DelayConfig.FIRED_RETENTION_CONFIG, week));
     try (DescribedTopics topics = new DescribedTopics(kafka)) {
       NewTopic old =
           new NewTopic(changelog, 2, (short) 1)
@@ -148,5 +115,19 @@ class ChangelogCompactionIT {
                     .contains(oldChangelog, "Upgrading from the two-store layout")
                     .doesNotContain(name + "-delay-schedules-changelog"));
     assertThat(ChangelogTopics.firstLayoutWarning(Set.of())).isEmpty();
+  }
+
+  /** A service named {@code name} on the cluster, with these settings over the test's own. */
+  private ServiceConfig config(KafkaTestCluster kafka, String name, Map<String, Object> settings) {
+    Map<String, Object> props = new HashMap<>();
+    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
+    props.put(DelayConfig.APPLICATION_ID_CONFIG, name);
+    props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
+    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
+    props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
+    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
+    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
+    props.putAll(settings);
+    return new ServiceConfig(props);
   }
 }

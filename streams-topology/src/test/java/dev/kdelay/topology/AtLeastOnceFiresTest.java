@@ -41,12 +41,8 @@ class AtLeastOnceFiresTest {
 
   @Test
   void shouldKeepAFiredOneShotPendingUntilTheCommitThatFlushedItsRecord() {
-    // given
-    delay = new CronDriver(stateDir, NOON, StreamsConfig.AT_LEAST_ONCE);
-    delay.request("order-1", "v", TO_TARGET, header(DelayHeaders.AFTER, "PT1S"));
-
-    // when: the punctuation that fires it, and the commit after it
-    delay.advance(Duration.ofSeconds(2));
+    // when: the punctuation that fires a one-shot due in a second, and the commit after it
+    fireOneShotDueInASecond(StreamsConfig.AT_LEAST_ONCE);
 
     // then: fired, and still pending in the store
     assertThat(delay.fired()).hasSize(1);
@@ -63,12 +59,8 @@ class AtLeastOnceFiresTest {
 
   @Test
   void shouldRecordAFireAtOnceExactlyOnce() {
-    // given
-    delay = new CronDriver(stateDir, NOON, StreamsConfig.EXACTLY_ONCE_V2);
-    delay.request("order-1", "v", TO_TARGET, header(DelayHeaders.AFTER, "PT1S"));
-
     // when
-    delay.advance(Duration.ofSeconds(2));
+    fireOneShotDueInASecond(StreamsConfig.EXACTLY_ONCE_V2);
 
     // then
     assertThat(delay.fired()).hasSize(1);
@@ -78,9 +70,7 @@ class AtLeastOnceFiresTest {
   @Test
   void shouldLetARequestAfterTheFireSeeIt() {
     // given: fired, its write held
-    delay = new CronDriver(stateDir, NOON, StreamsConfig.AT_LEAST_ONCE);
-    delay.request("order-1", "v", TO_TARGET, header(DelayHeaders.AFTER, "PT1S"));
-    delay.advance(Duration.ofSeconds(2));
+    fireOneShotDueInASecond(StreamsConfig.AT_LEAST_ONCE);
     assertThat(delay.fired()).hasSize(1);
 
     // when: a trigger arrives before the next punctuation
@@ -113,5 +103,14 @@ class AtLeastOnceFiresTest {
         .doesNotHaveDuplicates();
     assertThat(delay.view("t-0").status()).isEqualTo(Status.FIRED);
     assertThat(delay.view("t-" + (tasks - 1)).status()).isEqualTo(Status.FIRED);
+  }
+
+  /**
+   * Starts a driver, schedules {@code order-1} a second ahead, and runs the punctuation past it.
+   */
+  private void fireOneShotDueInASecond(String guarantee) {
+    delay = new CronDriver(stateDir, NOON, guarantee);
+    delay.request("order-1", "v", TO_TARGET, header(DelayHeaders.AFTER, "PT1S"));
+    delay.advance(Duration.ofSeconds(2));
   }
 }

@@ -411,11 +411,6 @@ final class Schedules {
     write(id, stored, next, true);
   }
 
-  /** Whether writes that follow fires wait for a commit. */
-  boolean holding() {
-    return !held.isEmpty();
-  }
-
   /** How many ids have a write held. */
   int heldCount() {
     return held.size();
