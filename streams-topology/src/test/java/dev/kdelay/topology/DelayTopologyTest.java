@@ -10,7 +10,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.topology.internals.ScheduleStore;
+import dev.kdelay.topology.internals.ScheduleChangelog;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -478,14 +478,16 @@ class DelayTopologyTest {
     assertThat(tombstones)
         .allSatisfy(
             record ->
-                assertThat(record.headers().lastHeader(ScheduleStore.MARKER_HEADER)).isNotNull());
+                assertThat(record.headers().lastHeader(ScheduleChangelog.MARKER_HEADER))
+                    .isNotNull());
 
     // and: each change says where the entry it replaced sat, so a restore need not read it: a new
     // id nowhere, a fire its task's place in the due index (kind, then the due time, sign flipped)
     assertThat(changes)
         .allSatisfy(
             record -> {
-              byte[] replaced = record.headers().lastHeader(ScheduleStore.REPLACES_HEADER).value();
+              byte[] replaced =
+                  record.headers().lastHeader(ScheduleChangelog.REPLACES_HEADER).value();
               if (record.value() != null) {
                 assertThat(replaced).isEmpty();
               } else {

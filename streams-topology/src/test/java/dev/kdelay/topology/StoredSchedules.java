@@ -1,5 +1,7 @@
 package dev.kdelay.topology;
 
+import dev.kdelay.topology.internals.ChangeLoggingScheduleBytesStore;
+import dev.kdelay.topology.internals.ScheduleBytesStore;
 import dev.kdelay.topology.internals.ScheduleEntry;
 import dev.kdelay.topology.internals.ScheduleStore;
 import java.nio.charset.StandardCharsets;
@@ -34,10 +36,13 @@ final class StoredSchedules {
     return states;
   }
 
-  /** Replaces what is stored for an id with bytes, as a corrupt store would hold them. */
+  /**
+   * Replaces what is stored for an id with bytes, as a corrupt store would hold them: in RocksDB,
+   * under the change logging, which logs only entries it can read.
+   */
   static void damage(TopologyTestDriver driver, String id, byte[] raw) {
-    ScheduleStore store = of(driver);
+    ScheduleBytesStore rocksDb = ((ChangeLoggingScheduleBytesStore) of(driver).bytes()).wrapped();
     byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
-    store.bytes().write(idBytes, store.bytes().get(idBytes), raw);
+    rocksDb.write(idBytes, rocksDb.get(idBytes), raw);
   }
 }

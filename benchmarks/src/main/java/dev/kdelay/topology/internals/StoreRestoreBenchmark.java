@@ -172,7 +172,7 @@ public final class StoreRestoreBenchmark {
     }
     try (WriteBatch writes = new WriteBatch()) {
       for (ConsumerRecord<byte[], byte[]> record : batch) {
-        byte[] value = record.value() != null ? record.value() : ScheduleBytesStore.marker(record);
+        byte[] value = ScheduleChangelog.entry(record);
         writes.put(StoreKeys.entry(record.key()), value);
       }
       store.db().write(noWal, writes);
@@ -198,7 +198,7 @@ public final class StoreRestoreBenchmark {
   private ConsumerRecord<byte[], byte[]> entry(int index) {
     byte[] id = id(index);
     RecordHeaders headers = new RecordHeaders();
-    headers.add(new RecordHeader(ScheduleStore.REPLACES_HEADER, StoreKeys.positionOf(null)));
+    headers.add(new RecordHeader(ScheduleChangelog.REPLACES_HEADER, StoreKeys.positionOf(null)));
     return record(id, scheduled(index).toBytes(), headers);
   }
 
@@ -206,10 +206,10 @@ public final class StoreRestoreBenchmark {
     byte[] marker =
         new ScheduleEntry(ScheduleEntry.State.FIRED, now + 86_400_000L, now, new byte[0]).toBytes();
     RecordHeaders headers = new RecordHeaders();
-    headers.add(new RecordHeader(ScheduleStore.MARKER_HEADER, marker));
+    headers.add(new RecordHeader(ScheduleChangelog.MARKER_HEADER, marker));
     headers.add(
         new RecordHeader(
-            ScheduleStore.REPLACES_HEADER, StoreKeys.positionOf(scheduled(index).toBytes())));
+            ScheduleChangelog.REPLACES_HEADER, StoreKeys.positionOf(scheduled(index).toBytes())));
     return record(id(index), null, headers);
   }
 

@@ -57,7 +57,7 @@ final class PartitionState implements PartitionGauges {
    *
    * @return whether every stored schedule is counted now
    */
-  boolean countSome(ScheduleBytesStore store, int max) {
+  boolean countSome(ScheduleBytes store, int max) {
     if (counted) {
       return true;
     }

@@ -14,7 +14,6 @@ import java.util.Map;
 import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
@@ -47,7 +46,8 @@ import org.rocksdb.WriteOptions;
  * most one batch of them.
  *
  * <p>Markers (cancelled and fired ids) expire by {@link #sweep}: a local delete, never changelogged
- * (see {@link ScheduleStore} for how the changelog forgets them).
+ * (see {@link ChangeLoggingScheduleBytesStore} for how the changelog forgets them). This layer logs
+ * nothing; it reads the changelog only when restoring.
  *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
  * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint.
@@ -56,28 +56,11 @@ import org.rocksdb.WriteOptions;
  * it); interactive queries read from other threads. Every method holds the store's lock, so a
  * query's read and the owner's close never overlap; uncontended, it costs nanoseconds.
  */
-public final class ScheduleBytesStore implements StateStore {
+public final class ScheduleBytesStore implements ScheduleBytes {
 
   static {
     RocksDB.loadLibrary();
   }
-
-  /**
-   * An entry the due scan found.
-   *
-   * @param id the schedule id, UTF-8
-   * @param dueMs its due time
-   * @param entry the entry, in binary form
-   */
-  public record Due(byte[] id, long dueMs, byte[] entry) {}
-
-  /**
-   * What a listing scan read.
-   *
-   * @param entries ids and entries in due order
-   * @param complete false if it stopped at its byte budget while more was due before its bound
-   */
-  public record Listing(List<Due> entries, boolean complete) {}
 
   /** Entries the due scan reads at most in one multi-get. */
   private static final int MAX_STEP = 512;
@@ -148,7 +131,7 @@ public final class ScheduleBytesStore implements StateStore {
     open = true;
   }
 
-  /** The entry of an id in binary form, or null. */
+  @Override
   public synchronized byte[] get(byte[] id) {
     checkOpen();
     try {
@@ -166,6 +149,7 @@ public final class ScheduleBytesStore implements StateStore {
    *     goes. (An index key the caller did not know of is dropped by the scan that meets it.)
    * @param next the new entry, or null to delete the id's entry
    */
+  @Override
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
     StagedWrites writes = new StagedWrites();
@@ -217,6 +201,7 @@ public final class ScheduleBytesStore implements StateStore {
   }
 
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
+  @Override
   public boolean mayHaveDue(long nowMs) {
     return nextDue <= nowMs;
   }
@@ -226,6 +211,7 @@ public final class ScheduleBytesStore implements StateStore {
    * Long.MAX_VALUE} when nothing is scheduled. Read again from the index when the entry it came
    * from has gone, so that a cancelled or triggered schedule is not reported as next.
    */
+  @Override
   public long nextDue() {
     if (nextDueMayBeGone) {
       refreshNextDue();
@@ -258,6 +244,7 @@ public final class ScheduleBytesStore implements StateStore {
    *
    * @param after the index key of the last entry handled, or null to scan from the start
    */
+  @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     checkOpen();
     List<Due> batch = new ArrayList<>();
@@ -353,6 +340,11 @@ public final class ScheduleBytesStore implements StateStore {
         : Long.MAX_VALUE;
   }
 
+  @Override
+  public boolean mayHaveExpired(long nowMs) {
+    return nextExpiry <= nowMs;
+  }
+
   /**
    * Forgets markers whose expiry has passed, looking at most {@code max} expiry keys: a local
    * delete, not changelogged. Like the due scan, it reads first and closes its iterator, then
@@ -360,6 +352,7 @@ public final class ScheduleBytesStore implements StateStore {
    *
    * @return how many markers were forgotten
    */
+  @Override
   public synchronized int sweep(long nowMs, int max) {
     checkOpen();
     if (nextExpiry > nowMs) {
@@ -410,6 +403,7 @@ public final class ScheduleBytesStore implements StateStore {
    * it starts no lower than where the due scan last started, since no live index key is below that,
    * so a listing from the start does not step over the tombstones fired entries left.
    */
+  @Override
   public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
     checkOpen();
     List<Due> listed = new ArrayList<>();
@@ -439,19 +433,7 @@ public final class ScheduleBytesStore implements StateStore {
     return new Listing(listed, complete);
   }
 
-  /** Receives the entries {@link #scanEntries} walks. */
-  @FunctionalInterface
-  public interface EntryVisitor {
-    /** One stored id and its entry, in binary form. */
-    void visit(byte[] id, byte[] entry);
-  }
-
-  /**
-   * Walks the stored entries in id order after {@code afterId} (null: from the first), at most
-   * {@code max} of them.
-   *
-   * @return the last id visited, or null if none was left
-   */
+  @Override
   public synchronized byte[] scanEntries(byte[] afterId, int max, EntryVisitor visitor) {
     checkOpen();
     byte[] last = null;
@@ -473,7 +455,7 @@ public final class ScheduleBytesStore implements StateStore {
 
   /**
    * Applies changelog records in one write batch, rebuilding the indexes as it goes. Each record
-   * says in its {@link ScheduleStore#REPLACES_HEADER} where the entry it replaced sat in the
+   * says in its {@link ScheduleChangelog#REPLACES_HEADER} where the entry it replaced sat in the
    * indexes, so the index key to delete is known without reading the store: a restore only writes.
    * For records that do not say (written before that header, or with a header this version cannot
    * read), the ids' stored entries are read with one multi-get for the batch.
@@ -482,7 +464,7 @@ public final class ScheduleBytesStore implements StateStore {
     List<ConsumerRecord<byte[], byte[]>> changes = List.copyOf(records);
     List<byte[]> positions = new ArrayList<>(changes.size());
     for (ConsumerRecord<byte[], byte[]> record : changes) {
-      positions.add(replaced(record));
+      positions.add(ScheduleChangelog.replaced(record));
     }
     synchronized (this) {
       try {
@@ -497,7 +479,7 @@ public final class ScheduleBytesStore implements StateStore {
               positions.get(i) != null
                   ? StoreKeys.indexAt(positions.get(i), id)
                   : StoreKeys.indexOf(id, current.get(Bytes.wrap(id)));
-          byte[] next = record.value() != null ? record.value() : marker(record);
+          byte[] next = ScheduleChangelog.entry(record);
           stage(writes, id, oldIndex, next);
           if (current != null) {
             current.put(Bytes.wrap(id), next);
@@ -539,23 +521,6 @@ public final class ScheduleBytesStore implements StateStore {
       entries.put(Bytes.wrap(StoreKeys.idOfEntry(keys.get(i))), values.get(i));
     }
     return entries;
-  }
-
-  /**
-   * The index position of the entry a changelog record replaced, or null if it does not say (or
-   * says it in a form this version cannot read: then the store is read, as for an old record).
-   */
-  private static byte[] replaced(ConsumerRecord<byte[], byte[]> record) {
-    Header replaced = record.headers().lastHeader(ScheduleStore.REPLACES_HEADER);
-    return replaced == null || replaced.value() == null || !StoreKeys.isPosition(replaced.value())
-        ? null
-        : replaced.value();
-  }
-
-  /** The marker a tombstone carries in its header, or null for a plain delete. */
-  static byte[] marker(ConsumerRecord<byte[], byte[]> record) {
-    Header marker = record.headers().lastHeader(ScheduleStore.MARKER_HEADER);
-    return marker == null ? null : marker.value();
   }
 
   private void deleteKeys(List<byte[]> keys) {

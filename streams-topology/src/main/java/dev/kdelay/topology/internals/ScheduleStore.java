@@ -1,70 +1,54 @@
 package dev.kdelay.topology.internals;
 
+import static org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl.maybeMeasureLatency;
+
 import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.ReadableSchedules;
 import dev.kdelay.topology.ScheduleView;
 import dev.kdelay.topology.ScheduleView.Status;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeader;
-import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.common.metrics.Sensor;
+import org.apache.kafka.common.serialization.Serde;
+import org.apache.kafka.common.utils.Time;
 import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
-import org.apache.kafka.streams.processor.internals.InternalProcessorContext;
 import org.apache.kafka.streams.processor.internals.ProcessorContextUtils;
+import org.apache.kafka.streams.processor.internals.metrics.StreamsMetricsImpl;
 import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.state.internals.CacheFlushListener;
 import org.apache.kafka.streams.state.internals.CachedStateStore;
+import org.apache.kafka.streams.state.internals.metrics.StateStoreMetrics;
 
 /**
- * The schedule store of one partition, typed: ids and {@link ScheduleEntry}s at the outside, a
- * {@link ScheduleBytesStore} inside, and the change logging between them. Built by {@link
- * ScheduleStoreBuilder}; the processor writes it and interactive queries read it through the same
+ * The schedule store of one partition, typed and metered: ids and {@link ScheduleEntry}s at the
+ * outside, {@link ScheduleBytes} inside (the change logging over RocksDB, composed by {@link
+ * ScheduleStoreBuilder}), the way Kafka Streams' {@code MeteredKeyValueStore} is the typed outer
+ * layer of its stores. The processor writes it and interactive queries read it through the same
  * types ({@link ReadableSchedules}).
  *
- * <p><b>The changelog</b> is keyed by schedule id, one record per change of a schedule's state:
+ * <p>Ids go through the key serde; entries through their own binary form, whose reader says
+ * "unreadable" ({@link Decoded}) where a Kafka {@code Deserializer} could only throw.
  *
- * <ul>
- *   <li>a schedule, replacement, pause or resume: the new entry (with its task);
- *   <li>a fire of a one-shot, or a cancel: a <em>tombstone</em> whose header {@value
- *       #MARKER_HEADER} carries the marker (state, expiry, request time; 18 bytes), while the local
- *       store keeps the marker as the id's entry;
- *   <li>the end of a recurring schedule, or a forgotten id: a plain tombstone.
- * </ul>
- *
- * <p>Every record also carries {@value #REPLACES_HEADER}: where the entry it replaced sat in the
- * indexes, so that a restore rebuilds them without reading the store.
- *
- * <p>A marker's expiry is a {@linkplain ScheduleBytesStore#sweep sweep} of the local store that
- * writes nothing: the changelog already holds a tombstone for the id, and compaction drops it after
- * the topic's {@code delete.retention.ms}, which the builder sets to at least the markers'
- * retention. A restore replays a tombstone's marker into the store, so duplicates stay suppressed
- * across restarts and moves; the sweep then forgets it when it expires. So a one-shot task costs
- * two changelog records (its entry at intake, its fired marker) plus the fired record, whatever
- * happens later.
+ * <p>Metering: each read and write is timed into Kafka Streams' state-store metrics (group {@code
+ * stream-state-metrics}, tag {@code {@value #METRICS_SCOPE}-state-id}), as its own stores' are:
+ * {@code get} (a lookup), {@code put} (a new entry or a marker), {@code delete}, {@code range} (a
+ * due scan or a listing) and {@code remove} (a sweep of expired markers). They record at the {@code
+ * DEBUG} recording level, so by default they cost a check per operation and are not reported;
+ * {@code metrics.recording.level=DEBUG} turns them on.
  *
  * <p>Writes run on the stream thread only; reads on any thread.
  */
 public final class ScheduleStore
     implements StateStore, ReadableSchedules, CachedStateStore<byte[], byte[]> {
 
-  /** The header of a changelog tombstone that carries a marker. */
-  public static final String MARKER_HEADER = "kdelay-marker";
-
-  /**
-   * The header of every changelog record that says where the entry it replaced sat in the store's
-   * indexes: the kind and time of its index key (9 bytes), or empty if it had none. A restore
-   * deletes that index key without reading the entry, so it only writes.
-   */
-  public static final String REPLACES_HEADER = "kdelay-replaces";
+  /** The store type of the metrics' {@code <scope>-state-id} tag. */
+  public static final String METRICS_SCOPE = "kdelay-schedule";
 
   /**
    * What the store holds for an id.
@@ -94,12 +78,25 @@ public final class ScheduleStore
     }
   }
 
-  private final ScheduleBytesStore bytes;
-  private InternalProcessorContext<?, ?> context;
+  private final ScheduleBytes bytes;
+  private final Serde<String> ids;
+  private final Time time = Time.SYSTEM;
+  private StreamsMetricsImpl metrics;
+  private String taskId;
+  private Sensor getSensor;
+  private Sensor putSensor;
+  private Sensor deleteSensor;
+  private Sensor rangeSensor;
+  private Sensor sweepSensor;
   private Runnable onCommit = () -> {};
 
-  ScheduleStore(ScheduleBytesStore bytes) {
+  /**
+   * @param bytes the layers below: change logging over RocksDB
+   * @param ids the serde of schedule ids, UTF-8 text as requests carry them
+   */
+  ScheduleStore(ScheduleBytes bytes, Serde<String> ids) {
     this.bytes = bytes;
+    this.ids = ids;
   }
 
   @Override
@@ -109,58 +106,36 @@ public final class ScheduleStore
 
   @Override
   public void init(StateStoreContext context, StateStore root) {
-    this.context = ProcessorContextUtils.asInternalProcessorContext(context);
+    taskId = context.taskId().toString();
+    metrics = ProcessorContextUtils.metricsImpl(context);
+    getSensor = StateStoreMetrics.getSensor(taskId, METRICS_SCOPE, name(), metrics);
+    putSensor = StateStoreMetrics.putSensor(taskId, METRICS_SCOPE, name(), metrics);
+    deleteSensor = StateStoreMetrics.deleteSensor(taskId, METRICS_SCOPE, name(), metrics);
+    rangeSensor = StateStoreMetrics.rangeSensor(taskId, METRICS_SCOPE, name(), metrics);
+    sweepSensor = StateStoreMetrics.removeSensor(taskId, METRICS_SCOPE, name(), metrics);
     bytes.init(context, root);
   }
 
   /** What is stored for an id, or empty if nothing is. */
   public Optional<Stored> lookup(String id) {
-    byte[] raw = bytes.get(utf8(id));
+    byte[] raw = maybeMeasureLatency(() -> bytes.get(key(id)), time, getSensor);
     return raw == null ? Optional.empty() : Optional.of(Stored.of(id, raw));
   }
 
-  /** Stores an entry with its task, replacing what the id held. */
-  public void put(String id, Stored previous, ScheduleEntry next) {
-    byte[] raw = next.toBytes();
-    bytes.write(utf8(id), rawOf(previous), raw);
-    log(id, raw, replacing(previous));
-  }
-
   /**
-   * Turns the id's entry into a marker: kept here until its expiry, a tombstone carrying it in the
-   * changelog.
+   * Replaces what an id holds: with a live entry (and its task), with a marker (kept here until its
+   * expiry; the changelog gets a tombstone that carries it), or with nothing.
+   *
+   * @param previous what the caller read for the id, or null
+   * @param next the new entry, or null to forget the id
    */
-  public void mark(String id, Stored previous, ScheduleEntry marker) {
-    byte[] raw = marker.toBytes();
-    bytes.write(utf8(id), rawOf(previous), raw);
-    log(id, null, replacing(previous).add(new RecordHeader(MARKER_HEADER, raw)));
-  }
-
-  /** Forgets an id. */
-  public void remove(String id, Stored previous) {
-    bytes.write(utf8(id), rawOf(previous), null);
-    log(id, null, replacing(previous));
-  }
-
-  /** The headers of a change that replaces {@code previous}: where it sat in the indexes. */
-  private static Headers replacing(Stored previous) {
-    return new RecordHeaders()
-        .add(new RecordHeader(REPLACES_HEADER, StoreKeys.positionOf(rawOf(previous))));
-  }
-
-  /**
-   * Sends a changelog record through Kafka Streams' internal context, as its own change-logging
-   * stores do: the public API has no way to log a record whose value differs from what the store
-   * keeps (a tombstone for a marker) or that carries headers.
-   */
-  private void log(String id, byte[] value, Headers headers) {
-    context.logChange(
-        name(),
-        Bytes.wrap(utf8(id)),
-        value,
-        context.recordContext().timestamp(),
-        headers,
-        bytes.position());
+  public void write(String id, Stored previous, ScheduleEntry next) {
+    byte[] previousRaw = previous == null ? null : previous.raw();
+    byte[] nextRaw = next == null ? null : next.toBytes();
+    maybeMeasureLatency(
+        () -> bytes.write(key(id), previousRaw, nextRaw),
+        time,
+        next == null ? deleteSensor : putSensor);
   }
 
   /**
@@ -181,10 +156,13 @@ public final class ScheduleStore
     byte[] afterKey =
         after == null
             ? null
-            : StoreKeys.index(StoreKeys.DUE, after.dueMs(), utf8(after.stored().id()));
-    List<Due> due = new ArrayList<>();
-    for (ScheduleBytesStore.Due entry : bytes.due(nowMs, maxCount, maxBytes, afterKey)) {
-      due.add(new Due(Stored.of(text(entry.id()), entry.entry()), entry.dueMs()));
+            : StoreKeys.index(StoreKeys.DUE, after.dueMs(), key(after.stored().id()));
+    List<ScheduleBytes.Due> read =
+        maybeMeasureLatency(
+            () -> bytes.due(nowMs, maxCount, maxBytes, afterKey), time, rangeSensor);
+    List<Due> due = new ArrayList<>(read.size());
+    for (ScheduleBytes.Due entry : read) {
+      due.add(new Due(Stored.of(id(entry.id()), entry.entry()), entry.dueMs()));
     }
     return due;
   }
@@ -199,13 +177,18 @@ public final class ScheduleStore
     return bytes.nextDue();
   }
 
-  /** Forgets up to {@code max} expired markers; writes no changelog record. */
+  /**
+   * Forgets up to {@code max} expired markers; writes no changelog record. Timed only when the
+   * sweep reads the store: nearly every call answers from memory.
+   */
   public int sweep(long nowMs, int max) {
-    return bytes.sweep(nowMs, max);
+    return bytes.mayHaveExpired(nowMs)
+        ? maybeMeasureLatency(() -> bytes.sweep(nowMs, max), time, sweepSensor)
+        : 0;
   }
 
-  /** The bytes store, for the gauges' count and for tests. */
-  public ScheduleBytesStore bytes() {
+  /** The layers below, for the gauges' count and for tests. */
+  public ScheduleBytes bytes() {
     return bytes;
   }
 
@@ -250,12 +233,14 @@ public final class ScheduleStore
     byte[] from =
         afterId == null
             ? StoreKeys.indexPrefix(StoreKeys.DUE, Long.MIN_VALUE)
-            : StoreKeys.successor(StoreKeys.index(StoreKeys.DUE, afterDueMs, utf8(afterId)));
-    ScheduleBytesStore.Listing read = bytes.listDue(from, dueBeforeMs, limit, maxBytes);
+            : StoreKeys.successor(StoreKeys.index(StoreKeys.DUE, afterDueMs, key(afterId)));
+    ScheduleBytes.Listing read =
+        maybeMeasureLatency(
+            () -> bytes.listDue(from, dueBeforeMs, limit, maxBytes), time, rangeSensor);
     List<Listed> listed = new ArrayList<>(read.entries().size());
-    for (ScheduleBytesStore.Due entry : read.entries()) {
+    for (ScheduleBytes.Due entry : read.entries()) {
       Decoded<StoredTaskSummary> task = ScheduleEntry.decode(entry.entry()).value().summarizeTask();
-      listed.add(new Listed(text(entry.id()), entry.dueMs(), task));
+      listed.add(new Listed(id(entry.id()), entry.dueMs(), task));
     }
     return new Listing(listed, read.complete());
   }
@@ -302,7 +287,13 @@ public final class ScheduleStore
 
   @Override
   public void close() {
-    bytes.close();
+    try {
+      bytes.close();
+    } finally {
+      if (metrics != null) {
+        metrics.removeAllStoreLevelSensorsAndMetrics(taskId, name());
+      }
+    }
   }
 
   @Override
@@ -320,15 +311,11 @@ public final class ScheduleStore
     return bytes.getPosition();
   }
 
-  private static byte[] rawOf(Stored stored) {
-    return stored == null ? null : stored.raw();
+  private byte[] key(String id) {
+    return ids.serializer().serialize(name(), id);
   }
 
-  private static byte[] utf8(String id) {
-    return id.getBytes(StandardCharsets.UTF_8);
-  }
-
-  private static String text(byte[] id) {
-    return new String(id, StandardCharsets.UTF_8);
+  private String id(byte[] key) {
+    return ids.deserializer().deserialize(name(), key);
   }
 }

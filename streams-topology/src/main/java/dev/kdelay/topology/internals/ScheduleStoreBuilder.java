@@ -4,13 +4,20 @@ import java.util.HashMap;
 import java.util.Map;
 import java.util.Objects;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.state.StoreBuilder;
 
 /**
- * Builds the {@link ScheduleStore}: the one place its layers are composed, {@code
- * ScheduleStore(ScheduleBytesStore)} with the change logging in the outer layer (see there why it
- * logs markers as tombstones), the way Kafka Streams' {@code KeyValueStoreBuilder} composes its
- * stores. Always logged, never cached: a store without its changelog would lose tasks.
+ * Builds the {@link ScheduleStore}: the one place its layers are composed, the way Kafka Streams'
+ * {@code KeyValueStoreBuilder} composes {@code Metered(Logging(RocksDB))}:
+ *
+ * <pre>
+ * ScheduleStore                     typed (ids through the key serde) and metered
+ *   ChangeLoggingScheduleBytesStore   logs each write ({@link ScheduleChangelog}: markers travel as tombstones)
+ *     ScheduleBytesStore                RocksDB: entries and the indexes derived from them
+ * </pre>
+ *
+ * Always logged, never cached: a store without its changelog would lose tasks.
  *
  * <p>The changelog topic is compacted and keeps tombstones (which carry the markers) for at least
  * the markers' retention: {@code delete.retention.ms} is given by the caller ({@link
@@ -56,7 +63,8 @@ public final class ScheduleStoreBuilder implements StoreBuilder<ScheduleStore> {
 
   @Override
   public ScheduleStore build() {
-    return new ScheduleStore(new ScheduleBytesStore(name));
+    return new ScheduleStore(
+        new ChangeLoggingScheduleBytesStore(new ScheduleBytesStore(name)), Serdes.String());
   }
 
   @Override

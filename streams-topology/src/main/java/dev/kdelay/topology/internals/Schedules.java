@@ -497,13 +497,7 @@ final class Schedules {
   /** Makes a write in the store and tells the gauges how the id's state changed. */
   private void make(String id, Write write) {
     ScheduleEntry next = write.next();
-    if (next == null) {
-      store.remove(id, write.previous());
-    } else if (next.state().marker()) {
-      store.mark(id, write.previous(), next);
-    } else {
-      store.put(id, write.previous(), next);
-    }
+    store.write(id, write.previous(), next);
     gauges.transition(idBytes(id), stateOf(write.previous()), next == null ? null : next.state());
   }
 

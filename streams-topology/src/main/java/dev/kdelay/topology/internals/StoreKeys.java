@@ -81,7 +81,7 @@ final class StoreKeys {
   /**
    * Where an entry sits in the indexes: the kind and time of the index key it owns, that is the key
    * without its id; empty if it owns none. The changelog carries it for the entry a change replaced
-   * ({@link ScheduleStore#REPLACES_HEADER}), so that a restore deletes that index key without
+   * ({@link ScheduleChangelog#REPLACES_HEADER}), so that a restore deletes that index key without
    * reading the entry first.
    */
   static byte[] positionOf(byte[] entry) {

@@ -56,7 +56,7 @@ class ScheduleBytesStoreTest {
     schedule("later", 6_000_000_000L);
 
     // when
-    List<ScheduleBytesStore.Due> due = store.due(5_000_000_000L, 100, Long.MAX_VALUE);
+    List<ScheduleBytes.Due> due = store.due(5_000_000_000L, 100, Long.MAX_VALUE);
 
     // then
     assertThat(due).extracting(d -> text(d.id())).containsExactly("z", "a", "b", "c");
@@ -92,7 +92,7 @@ class ScheduleBytesStoreTest {
     long budget = 512 * 1024;
 
     // when
-    List<ScheduleBytesStore.Due> batch = store.due(1_000, 2_000, budget);
+    List<ScheduleBytes.Due> batch = store.due(1_000, 2_000, budget);
 
     // then: the scan read the budget and at most one entry more, not a whole step of large ones
     long returned = batch.stream().mapToLong(d -> d.entry().length).sum();
@@ -121,7 +121,7 @@ class ScheduleBytesStoreTest {
     // given
     schedule("a", 10);
     schedule("b", 20);
-    List<ScheduleBytesStore.Due> first = store.due(15, 100, Long.MAX_VALUE);
+    List<ScheduleBytes.Due> first = store.due(15, 100, Long.MAX_VALUE);
     assertThat(first).extracting(d -> text(d.id())).containsExactly("a");
 
     // when: the caller fires "a" and leaves its marker, after the scan closed
@@ -163,11 +163,11 @@ class ScheduleBytesStoreTest {
     store.write(bytes("b"), null, new ScheduleEntry(State.SCHEDULED, 40, 0, TASK).toBytes());
 
     // when
-    List<ScheduleBytesStore.Due> due = store.due(100, 100, Long.MAX_VALUE);
+    List<ScheduleBytes.Due> due = store.due(100, 100, Long.MAX_VALUE);
 
     // then: each once, at its new time
     assertThat(due).extracting(d -> text(d.id())).containsExactly("b", "a");
-    assertThat(due).extracting(ScheduleBytesStore.Due::dueMs).containsExactly(40L, 50L);
+    assertThat(due).extracting(ScheduleBytes.Due::dueMs).containsExactly(40L, 50L);
   }
 
   @Test
@@ -176,7 +176,7 @@ class ScheduleBytesStoreTest {
     for (int i = 0; i < 2_000; i++) {
       schedule(String.format("fired-%04d", i), 100 + i);
     }
-    for (ScheduleBytesStore.Due due : store.due(10_000, 5_000, Long.MAX_VALUE)) {
+    for (ScheduleBytes.Due due : store.due(10_000, 5_000, Long.MAX_VALUE)) {
       write(text(due.id()), due.entry(), ScheduleEntry.marker(State.FIRED, 50_000, 0));
     }
     assertThat(store.due(10_000, 5_000, Long.MAX_VALUE)).isEmpty();
@@ -186,7 +186,7 @@ class ScheduleBytesStoreTest {
     // when: a listing from the start of the due order
     store.db().setPerfLevel(PerfLevel.ENABLE_COUNT);
     store.db().getPerfContext().reset();
-    ScheduleBytesStore.Listing listing =
+    ScheduleBytes.Listing listing =
         store.listDue(
             StoreKeys.indexPrefix(StoreKeys.DUE, Long.MIN_VALUE), Long.MAX_VALUE, 10, 1 << 20);
     long tombstonesStepped = store.db().getPerfContext().getInternalDeleteSkippedCount();
@@ -261,7 +261,7 @@ class ScheduleBytesStoreTest {
             record("p", paused)));
 
     // when
-    List<ScheduleBytesStore.Due> due = store.due(100, 100, Long.MAX_VALUE);
+    List<ScheduleBytes.Due> due = store.due(100, 100, Long.MAX_VALUE);
 
     // then: only "a", once, at its last due time; "b" is a marker that the sweep forgets
     assertThat(due).extracting(d -> text(d.id())).containsExactly("a");
@@ -323,7 +323,7 @@ class ScheduleBytesStoreTest {
     // when: its replacement says where the entry it replaced sat in a form that is no position
     ConsumerRecord<byte[], byte[]> record =
         record("a", new ScheduleEntry(State.SCHEDULED, 20, 0, TASK).toBytes());
-    record.headers().add(ScheduleStore.REPLACES_HEADER, new byte[] {StoreKeys.ENTRY, 1});
+    record.headers().add(ScheduleChangelog.REPLACES_HEADER, new byte[] {StoreKeys.ENTRY, 1});
     store.restoreBatch(List.of(record));
 
     // then: the stored entry told which index key to delete
@@ -369,7 +369,7 @@ class ScheduleBytesStoreTest {
       reopened.db().compactRange();
 
       // then: every entry is there, in due order
-      List<ScheduleBytesStore.Due> due = reopened.due(10_000, 1_000, Long.MAX_VALUE);
+      List<ScheduleBytes.Due> due = reopened.due(10_000, 1_000, Long.MAX_VALUE);
       assertThat(due).hasSize(102);
       assertThat(due).extracting(d -> text(d.id())).startsWith("newer", "new", "old-0", "old-1");
     } finally {
@@ -437,14 +437,14 @@ class ScheduleBytesStoreTest {
         0,
         bytes(id),
         null,
-        new RecordHeaders().add(new RecordHeader(ScheduleStore.MARKER_HEADER, marker)),
+        new RecordHeaders().add(new RecordHeader(ScheduleChangelog.MARKER_HEADER, marker)),
         Optional.empty());
   }
 
   /** A record that says it replaced {@code previous} (null: nothing), as the store logs it. */
   private static ConsumerRecord<byte[], byte[]> said(
       ConsumerRecord<byte[], byte[]> record, byte[] previous) {
-    record.headers().add(ScheduleStore.REPLACES_HEADER, StoreKeys.positionOf(previous));
+    record.headers().add(ScheduleChangelog.REPLACES_HEADER, StoreKeys.positionOf(previous));
     return record;
   }
 
