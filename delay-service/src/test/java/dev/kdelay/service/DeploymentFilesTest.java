@@ -280,6 +280,15 @@ class DeploymentFilesTest {
         .isEqualTo("1000");
   }
 
+  @Test
+  void shouldLetTheBrokerWaitForThePreviousTransactionsMarkersItself() {
+    JsonNode environment = services.path("kafka").path("environment");
+    assertThat(environment.path("KAFKA_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS").asText())
+        .isEqualTo("5");
+    assertThat(environment.path("KAFKA_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS").asText())
+        .isEqualTo("1000");
+  }
+
   /** The file on the host a service's container sees at a path, through its bind mounts. */
   private Path hostFile(String service, String containerPath) {
     for (JsonNode volume : services.path(service).path("volumes")) {

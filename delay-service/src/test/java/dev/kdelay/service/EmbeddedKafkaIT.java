@@ -16,10 +16,12 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.serialization.StringSerializer;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -104,6 +106,24 @@ class EmbeddedKafkaIT {
         assertThat(fired).hasSize(1);
         assertThat(fired.get(0).record().value()).isEqualTo("hello, later");
       }
+    }
+  }
+
+  @Test
+  void shouldRunWithTheTransactionSettingsKdelaysFailoverAndCommitsNeed() throws Exception {
+    try (EmbeddedKafka kafka = EmbeddedKafka.start(dataDir, freeListeners());
+        Admin admin = Admin.create(Map.of("bootstrap.servers", kafka.bootstrapServers()))) {
+      // when: the broker says what it runs with (a misspelt key would leave the default)
+      ConfigResource broker = new ConfigResource(ConfigResource.Type.BROKER, "1");
+      Config config =
+          admin.describeConfigs(List.of(broker)).all().get(30, TimeUnit.SECONDS).get(broker);
+
+      // then
+      assertThat(config.get("transaction.abort.timed.out.transaction.cleanup.interval.ms").value())
+          .isEqualTo("1000");
+      assertThat(config.get("add.partitions.to.txn.retry.backoff.ms").value()).isEqualTo("5");
+      assertThat(config.get("add.partitions.to.txn.retry.backoff.max.ms").value())
+          .isEqualTo("1000");
     }
   }
 
