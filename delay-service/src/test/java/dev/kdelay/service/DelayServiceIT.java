@@ -142,6 +142,39 @@ class DelayServiceIT {
   }
 
   @Test
+  void shouldMakeATaskDueWhenTakenInVisibleWithoutWaitingForTheCommitInterval() throws Exception {
+    // given: commits only when asked for, or every five minutes
+    String target = createTopic(name + "-target", 1);
+    startService(
+        config(1)
+            .with(DelayConfig.COMMIT_INTERVAL_CONFIG, 300_000L)
+            .with("producer.transaction.timeout.ms", 600_000));
+    DelayClient client = client(Map.of());
+    Instant due = Instant.now().minusSeconds(1);
+
+    // when: a task already due, which fires as it is taken in, not from the store
+    long sentMs = System.currentTimeMillis();
+    client
+        .schedule(DelayedMessage.builder("overdue", target).fireAt(due).payload("x").build())
+        .get(10, TimeUnit.SECONDS);
+
+    // then: its fire asked for a commit, so a read_committed reader sees it long before the
+    // commit interval (the timeout is a fifth of it)
+    List<Received> fired;
+    try (TargetTopicReader reader = new TargetTopicReader(bootstrapServers, target)) {
+      fired = reader.pollUntil(received -> !received.isEmpty(), FIRE_TIMEOUT);
+    }
+    assertThat(ids(fired)).containsExactly("overdue");
+    FiredTask task = FiredTask.from(fired.get(0).record());
+    assertThat(task.idempotencyKey())
+        .isEqualTo(DelayHeaders.idempotencyKey("overdue", due.toEpochMilli()));
+    assertThat(task.firedAt().toEpochMilli()).isGreaterThanOrEqualTo(sentMs);
+    System.out.printf(
+        "DelayServiceIT: a task due when taken in was visible %d ms after it was sent%n",
+        fired.get(0).receivedAtMs() - sentMs);
+  }
+
+  @Test
   void shouldFireAPendingTaskOnceWhenTheServiceRestarts() throws Exception {
     // given: one requests partition, so that tasks fire in due order
     String target = createTopic(name + "-target", 1);

@@ -168,15 +168,63 @@ class DelayTopologyTest {
   @Test
   void shouldFireAtOnceWhenTheDueTimeHasPassed() {
     Instant due = START.minus(Duration.ofHours(1));
+
+    // when: taken in, with no punctuation after it
     delay.scheduleAt("late", due, "x");
 
-    delay.advance(delay.config.punctuateInterval());
-
+    // then: fired as it was taken in, with its due time
     List<TestRecord<byte[], byte[]>> fired = delay.fired();
     assertThat(fired).hasSize(1);
     assertThat(fired.get(0).timestamp()).isEqualTo(due.toEpochMilli());
+    assertThat(headerText(fired.get(0).headers(), DelayHeaders.IDEMPOTENCY_KEY))
+        .isEqualTo("late@" + due.toEpochMilli());
     assertThat(Long.parseLong(headerText(fired.get(0).headers(), DelayHeaders.FIRED_AT)))
-        .isGreaterThan(due.toEpochMilli());
+        .isEqualTo(START.toEpochMilli());
+
+    // and: it never fires again
+    delay.advance(Duration.ofSeconds(5));
+    assertThat(delay.fired()).isEmpty();
+  }
+
+  @Test
+  void shouldWriteOnlyTheFiredMarkerForATaskDueWhenTakenIn() {
+    String changelog =
+        delay.config.applicationId() + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
+
+    // when: one task due a second ago, one due this millisecond
+    delay.scheduleAt("late", START.minusSeconds(1), "x");
+    delay.scheduleAt("now", START, "x");
+    // The driver runs at least once: the last fire's write waits for the commit after it.
+    delay.advance(delay.config.punctuateInterval());
+
+    // then: both fired, and each wrote one changelog record, its fired marker, over nothing
+    assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly("late", "now");
+    List<TestRecord<byte[], byte[]>> changes = delay.output(changelog).readRecordsToList();
+    assertThat(changes).extracting(r -> text(r.key())).containsExactly("late", "now");
+    assertThat(changes)
+        .allSatisfy(
+            record -> {
+              assertThat(record.value()).isNull();
+              assertThat(record.headers().lastHeader(ScheduleChangelog.MARKER_HEADER)).isNotNull();
+              assertThat(record.headers().lastHeader(ScheduleChangelog.REPLACES_HEADER).value())
+                  .isEmpty();
+            });
+  }
+
+  @Test
+  void shouldFireAtOnceAndNeverTheReplacedTaskWhenAPendingOneIsMovedIntoThePast() {
+    // given: a task due in ten seconds
+    delay.scheduleAt("moved", START.plusSeconds(10), "old");
+
+    // when: replaced by one due a second ago
+    delay.advance(Duration.ofMillis(1));
+    delay.scheduleAt("moved", START.minusSeconds(1), "new");
+
+    // then: the new one fired at once, and the old one never fires
+    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("new");
+    delay.advanceTo(START.plusSeconds(11));
+    assertThat(delay.fired()).isEmpty();
+    assertThat(StoredSchedules.entries(delay.driver)).isEqualTo(1); // its fired marker
   }
 
   @Test

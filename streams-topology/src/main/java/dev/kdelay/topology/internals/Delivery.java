@@ -16,8 +16,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Sends what a due entry produces: the fired record to its target, or, if the target would refuse
  * it, its dead letter; and the dead letter of a stored task that cannot be read. The one way out
- * for a fire, whether the {@link FirePunctuator} found the entry due or a trigger request asked for
- * it now.
+ * for a fire, whether the {@link FirePunctuator} found the entry due or a request fired it when it
+ * was taken in (already due, or a trigger). Either way it then asks for the commit that makes the
+ * fire visible ({@link FireCommits}).
  *
  * <p>Runs on the stream thread only.
  */
@@ -29,20 +30,26 @@ final class Delivery implements Schedules.Firing {
   private final DeliveryCheck check;
   private final DeadLetters deadLetters;
   private final DelayMetrics metrics;
+  private final FireCommits commits;
 
   Delivery(
       ProcessorContext<Object, Object> context,
       DeliveryCheck check,
       DeadLetters deadLetters,
-      DelayMetrics metrics) {
+      DelayMetrics metrics,
+      FireCommits commits) {
     this.context = context;
     this.check = check;
     this.deadLetters = deadLetters;
     this.metrics = metrics;
+    this.commits = commits;
   }
 
   @Override
   public void fire(Record<FiredKey, byte[]> record, long nowMs) {
+    // The record's timestamp is its due time (or the fire time, when triggered before it).
+    long lateMs = Math.max(0, nowMs - record.timestamp());
+    commits.fired(context, nowMs, lateMs);
     Optional<Rejection> undeliverable = check.atFire(record, nowMs);
     if (undeliverable.isPresent()) {
       // Never hand the producer a record the broker would refuse: under exactly-once that fails
@@ -66,8 +73,6 @@ final class Delivery implements Schedules.Firing {
             ? Names.FIRE_SINK
             : Names.FIRE_PARTITIONED_SINK;
     context.forward(record, sink);
-    // The record's timestamp is its due time (or the fire time, when triggered before it).
-    long lateMs = Math.max(0, nowMs - record.timestamp());
     metrics.taskFired(lateMs);
     if (log.isDebugEnabled()) {
       log.debug(
@@ -81,6 +86,7 @@ final class Delivery implements Schedules.Firing {
 
   @Override
   public void unreadable(Record<byte[], byte[]> deadLetter) {
+    commits.fired(context, context.currentSystemTimeMs(), 0);
     log.error(
         "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
         LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),

@@ -13,10 +13,11 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * in due order, at most {@code maxFires} of them and at most {@link #MAX_BATCH_BYTES} of stored
  * bytes, so that the stream thread gets back to polling, heartbeats and commits under a backlog.
  * The scan that found them is closed by then; each is fired (or dead-lettered) and its entry
- * rewritten after. Then it asks for a commit (see {@link FireCommits}): under exactly-once the
- * fired records become visible to {@code read_committed} consumers when the transaction commits,
- * and waiting for the regular commit interval would add up to that interval to every task's
- * lateness.
+ * rewritten after. Each fire asks for a commit (see {@link FireCommits}, through {@link Delivery}):
+ * under exactly-once the fired records become visible to {@code read_committed} consumers when the
+ * transaction commits, and waiting for the regular commit interval would add up to that interval to
+ * every task's lateness. A punctuation also asks for the commit of fires its interval held back,
+ * including those a request made.
  *
  * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
  * {@link Schedules}). Their entries are still due in the store until then: the next scan starts
@@ -69,8 +70,7 @@ final class FirePunctuator implements Punctuator {
       Schedules schedules,
       Schedules.Firing delivery,
       int maxFires,
-      long fireCommitIntervalMs,
-      long backlogCommitIntervalMs,
+      FireCommits commits,
       DelayMetrics metrics,
       PartitionState gauges) {
     this.context = context;
@@ -78,7 +78,7 @@ final class FirePunctuator implements Punctuator {
     this.schedules = schedules;
     this.delivery = delivery;
     this.maxFires = maxFires;
-    this.commits = new FireCommits(fireCommitIntervalMs, backlogCommitIntervalMs);
+    this.commits = commits;
     this.metrics = metrics;
     this.gauges = gauges;
   }
@@ -95,7 +95,7 @@ final class FirePunctuator implements Punctuator {
       lastHandled = null;
     } else {
       // At least once: the held writes wait for the commit that flushes their records, asked for
-      // on the usual cadence (a trigger's too, whose fire a request made). Their entries stay due
+      // on the usual cadence (also those of fires a request made). Their entries stay due
       // until then and are passed over; once a batch's worth (in count or bytes) waits, nothing
       // more is taken, so what the held writes keep in memory is bounded as a batch is.
       commits.fired(context, now, 0);
@@ -117,14 +117,13 @@ final class FirePunctuator implements Punctuator {
             maxFires - held,
             MAX_BATCH_BYTES - schedules.heldBytes(),
             held > 0 ? lastHandled : null);
-    long firstDue = Long.MAX_VALUE;
     long lastDue = Long.MIN_VALUE;
     int handled = 0;
     for (ScheduleStore.Due due : batch) {
       if (held > 0 && schedules.isHeld(due.stored().id())) {
-        continue; // a trigger's fire, made by a request; its write waits for the commit
+        continue; // fired by a request (a trigger, or a replacement due when taken in); its
+        // write waits for the commit
       }
-      firstDue = Math.min(firstDue, due.dueMs());
       lastDue = due.dueMs();
       schedules.onDue(due, now, delivery);
       handled++;
@@ -134,7 +133,6 @@ final class FirePunctuator implements Punctuator {
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
     gauges.punctuated(next, handled > 0 && next <= now ? lastDue : next);
     if (handled > 0) {
-      commits.fired(context, now, Math.max(0, now - firstDue));
       metrics.punctuated(System.nanoTime() - started, handled);
     }
   }

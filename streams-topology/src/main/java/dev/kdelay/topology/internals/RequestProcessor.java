@@ -105,7 +105,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.context = context;
     this.deadLetters =
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
-    this.delivery = new Delivery(context, check, deadLetters, metrics);
+    // One per task: the fires of a punctuation and those of requests share its commit requests.
+    FireCommits commits = new FireCommits(config.fireCommitIntervalMs(), config.commitIntervalMs());
+    this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());
     ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
@@ -138,8 +140,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             schedules,
             delivery,
             config.maxFiresPerPunctuation(),
-            config.fireCommitIntervalMs(),
-            config.commitIntervalMs(),
+            commits,
             metrics,
             gauges));
     if (!gauges.countSome(store.bytes(), COUNT_STEP)) {

@@ -33,6 +33,10 @@ import org.apache.kafka.streams.processor.api.Record;
  * superseded (and dead-lettered, never dropped silently). A cancel, and a fired one-shot, leave a
  * marker for their retention so that an older schedule arriving late cannot bring the id back.
  *
+ * <p>A one-shot that is due when its request is taken in fires then, and only its fired marker is
+ * stored: nothing is gained by storing it for the next punctuation, and a backlog of requests (an
+ * instance started after an outage) costs a changelog record and an index key less per task.
+ *
  * <p>A recurring schedule stores only its next occurrence. When that fires, the one after is
  * written in the same transaction as the fired record, so a crash can neither lose nor double an
  * occurrence.
@@ -106,7 +110,7 @@ final class Schedules {
   /**
    * Applies a valid request.
    *
-   * @param firing where a trigger's fired record goes
+   * @param firing where a fired record goes: a trigger's, or a one-shot's that is due already
    * @return why the request could not apply, or empty if it did
    */
   Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
@@ -140,12 +144,12 @@ final class Schedules {
               + request.timestamp());
     }
     return switch (request.action()) {
-      case SCHEDULE -> schedule(id, stored, request, nowMs);
+      case SCHEDULE -> schedule(id, stored, request, nowMs, firing);
       case CANCEL -> cancel(id, stored, current, request.timestamp(), nowMs);
       case PAUSE -> pause(id, stored, current, request.timestamp());
       case RESUME -> resume(id, stored, current, request.timestamp(), nowMs);
       case TRIGGER -> trigger(id, stored, current, request.timestamp(), nowMs, firing);
-      case RESCHEDULE -> reschedule(id, stored, current, request, nowMs);
+      case RESCHEDULE -> reschedule(id, stored, current, request, nowMs, firing);
     };
   }
 
@@ -159,7 +163,8 @@ final class Schedules {
         : requestMs < current.requestMs();
   }
 
-  private Optional<Rejection> schedule(String id, Stored stored, DelayRequest request, long nowMs) {
+  private Optional<Rejection> schedule(
+      String id, Stored stored, DelayRequest request, long nowMs, Firing firing) {
     Schedule schedule = request.schedule();
     OptionalLong due =
         schedule.timing() instanceof Timing.Once once
@@ -169,6 +174,15 @@ final class Schedules {
       return rejection(
           RejectionReason.TOO_FAR,
           "the cron schedule has no occurrence between now, its end bound and the horizon");
+    }
+    if (!schedule.recurring() && due.getAsLong() <= nowMs) {
+      // Due already: a due time in the past, or a request taken in late (a backlog after an
+      // outage, a burst). It fires now, in the transaction that takes the request in, rather than
+      // being stored to be found by the next punctuation: one changelog record instead of two, and
+      // no due-order key written only to be deleted.
+      firing.fire(OutputRecords.fired(id, schedule, due.getAsLong(), nowMs, 1), nowMs);
+      forgetFired(id, stored, request.timestamp(), nowMs);
+      return Optional.empty();
     }
     put(
         id,
@@ -294,7 +308,12 @@ final class Schedules {
    * schedule must be resumed (or cancelled) before it is moved to a one-shot time.
    */
   private Optional<Rejection> reschedule(
-      String id, Stored stored, ScheduleEntry current, DelayRequest request, long nowMs) {
+      String id,
+      Stored stored,
+      ScheduleEntry current,
+      DelayRequest request,
+      long nowMs,
+      Firing firing) {
     Optional<Rejection> refused = noReadableTask("reschedule", current);
     if (refused.isPresent()) {
       return refused;
@@ -316,7 +335,11 @@ final class Schedules {
       return Optional.empty();
     }
     return schedule(
-        id, stored, new DelayRequest(Action.SCHEDULE, id, request.timestamp(), schedule), nowMs);
+        id,
+        stored,
+        new DelayRequest(Action.SCHEDULE, id, request.timestamp(), schedule),
+        nowMs,
+        firing);
   }
 
   /** The schedule with a new timing; what it delivers, and where, stay. */

@@ -114,6 +114,50 @@ class HeldFireWritesTest {
   }
 
   @Test
+  void shouldPassOverTheStoredEntryOfAnIdWhoseReplacementFiredWhenTakenIn() {
+    // given: a one-shot due in a second, stored, and now due
+    long dueMs = START.toEpochMilli() + 1_000;
+    run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
+    driver.advanceWallClockTime(Duration.ofSeconds(2));
+
+    run(
+        now -> {
+          FirePunctuator punctuator =
+              new FirePunctuator(
+                  context,
+                  store,
+                  schedules,
+                  firing(),
+                  10,
+                  new FireCommits(10, 100),
+                  DelayMetrics.NOOP,
+                  new PartitionState(0));
+
+          // when: before any punctuation, a replacement that is due already arrives, then one
+          // punctuation runs with no commit between them
+          assertThat(apply(Action.SCHEDULE, now, schedule(now - 1))).isEmpty();
+          punctuator.punctuate(now);
+
+          // then: the replacement fired as it was taken in; the stored entry, still due until the
+          // held write is made, was passed over
+          assertThat(fired).extracting(Record::timestamp).containsExactly(now - 1);
+          assertThat(schedules.heldCount()).isEqualTo(1);
+          assertThat(state()).isEqualTo(State.SCHEDULED);
+        });
+
+    // when: the next call after the commit
+    run(now -> schedules.releaseIfCommitted());
+
+    // then: the fired marker replaced the stored entry, whose due key is gone
+    run(
+        now -> {
+          assertThat(state()).isEqualTo(State.FIRED);
+          assertThat(store.due(now, 10, Long.MAX_VALUE)).isEmpty();
+          assertThat(fired).hasSize(1);
+        });
+  }
+
+  @Test
   void shouldWriteARequestForAnotherIdAtOnce() {
     // given: a fired one-shot, its write held
     long dueMs = START.toEpochMilli() + 1_000;
@@ -153,17 +197,17 @@ class HeldFireWritesTest {
                   schedules,
                   firing(),
                   3,
-                  10,
-                  100,
+                  new FireCommits(10, 100),
                   DelayMetrics.NOOP,
                   new PartitionState(0));
           punctuator[0].punctuate(now);
           assertThat(schedules.heldCount()).isEqualTo(1);
 
-          // when: one comes due after it, one before it, and punctuations follow with no commit
-          schedule("order-2", now - 1, now);
+          // when: one comes due after it, one before it (both taken in before they came due, or
+          // they would fire at intake), and punctuations follow with no commit
+          schedule("order-2", now - 1, now - 2);
           punctuator[0].punctuate(now);
-          schedule("order-3", dueMs - 500, now);
+          schedule("order-3", dueMs - 500, dueMs - 501);
           punctuator[0].punctuate(now);
 
           // then: the later one fired, the held one was not read again, the earlier one waits
