@@ -43,7 +43,8 @@ import org.rocksdb.WriteOptions;
  * caller fires anything; the caller writes the store afterwards. Nothing writes into an open scan.
  * Fired entries leave tombstones at the start of the due index; a scan starts where the previous
  * scan found its first key (lower if something was written below that since), so it steps over at
- * most one batch of them.
+ * most one batch of them. What the store keeps in memory of its indexes is an {@link IndexBounds};
+ * one scan of the due index is a {@link DueScan}.
  *
  * <p>Markers (cancelled and fired ids) expire by {@link #sweep}: a local delete, never changelogged
  * (see {@link ChangeLoggingScheduleBytesStore} for how the changelog forgets them). This layer logs
@@ -62,9 +63,6 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     RocksDB.loadLibrary();
   }
 
-  /** Entries the due scan reads at most in one multi-get. */
-  private static final int MAX_STEP = 512;
-
   private final String name;
   private final Position position = Position.emptyPosition();
   private StateStoreContext context;
@@ -76,14 +74,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   private volatile boolean open;
   private boolean flushOnCommit = true;
   private long readBytes;
-  private boolean nextDueMayBeGone;
-
-  // Lower bounds that keep idle punctuations off the disk and scans off tombstones: written by the
-  // writer; dueFrom is read by listings too.
-  private long nextDue = Long.MIN_VALUE;
-  private long nextExpiry = Long.MIN_VALUE;
-  private byte[] dueFrom = StoreKeys.indexPrefix(StoreKeys.DUE, Long.MIN_VALUE);
-  private byte[] expiryFrom = StoreKeys.indexPrefix(StoreKeys.EXPIRY, Long.MIN_VALUE);
+  private final IndexBounds bounds = new IndexBounds();
 
   ScheduleBytesStore(String name) {
     this.name = name;
@@ -167,9 +158,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     byte[] newIndex = StoreKeys.indexOf(id, next);
     if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
       batch.delete(oldIndex);
-      if (oldIndex[0] == StoreKeys.DUE && StoreKeys.timeOfIndex(oldIndex) == nextDue) {
-        nextDueMayBeGone = true; // a cancel or trigger took the earliest: the bound is loose now
-      }
+      bounds.removed(oldIndex);
     }
     if (next == null) {
       batch.delete(StoreKeys.entry(id));
@@ -180,30 +169,14 @@ public final class ScheduleBytesStore implements ScheduleBytes {
       // The index key holds the entry's size, so that a scan can keep to its byte budget before it
       // reads a single entry.
       batch.put(newIndex, ByteBuffer.allocate(Integer.BYTES).putInt(next.length).array());
-      noteIndexed(newIndex);
-    }
-  }
-
-  /** A new index key lowers the bounds kept in memory. */
-  private void noteIndexed(byte[] key) {
-    long time = StoreKeys.timeOfIndex(key);
-    if (key[0] == StoreKeys.DUE) {
-      nextDue = Math.min(nextDue, time);
-      if (StoreKeys.before(key, dueFrom)) {
-        dueFrom = key;
-      }
-    } else {
-      nextExpiry = Math.min(nextExpiry, time);
-      if (StoreKeys.before(key, expiryFrom)) {
-        expiryFrom = key;
-      }
+      bounds.added(newIndex);
     }
   }
 
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
   @Override
   public boolean mayHaveDue(long nowMs) {
-    return nextDue <= nowMs;
+    return bounds.mayHaveDue(nowMs);
   }
 
   /**
@@ -213,18 +186,17 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public long nextDue() {
-    if (nextDueMayBeGone) {
+    if (bounds.nextDueMayBeGone()) {
       refreshNextDue();
     }
-    return nextDue;
+    return bounds.nextDue();
   }
 
   private synchronized void refreshNextDue() {
     checkOpen();
     try (RocksIterator scan = db.newIterator()) {
-      nextDue = firstIndexed(scan, dueFrom, StoreKeys.DUE);
+      bounds.nextDueRead(firstIndexed(scan, bounds.dueFrom(), StoreKeys.DUE));
     }
-    nextDueMayBeGone = false;
   }
 
   /**
@@ -247,84 +219,24 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     checkOpen();
-    List<Due> batch = new ArrayList<>();
-    List<byte[]> stale = new ArrayList<>();
-    byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, nowMs + 1);
-    boolean more = false;
-    byte[] first = null;
-    long bytes = 0;
+    byte[] dueFrom = bounds.dueFrom();
+    DueScan found = new DueScan(db, nowMs, maxCount, maxBytes);
     try (RocksIterator scan = db.newIterator()) {
-      byte[] from =
-          after == null || StoreKeys.before(after, dueFrom) ? dueFrom : StoreKeys.successor(after);
-      scan.seek(from);
-      // The index keys of one step first, then their entries in one multi-get: point lookups in
-      // due order (which is not key order) set the pace of a backlog otherwise. A step takes keys
-      // while the sizes their index keys hold fit the byte budget left, so a scan reads at most
-      // the budget and one entry, however sizes change along the index.
-      while (!more && scan.isValid() && StoreKeys.before(scan.key(), bound)) {
-        int step = Math.min(MAX_STEP, maxCount - batch.size());
-        List<byte[]> keys = new ArrayList<>();
-        long planned = bytes;
-        for (;
-            keys.size() < step
-                && planned < maxBytes
-                && scan.isValid()
-                && StoreKeys.before(scan.key(), bound);
-            scan.next()) {
-          keys.add(scan.key());
-          planned += indexedSize(scan.value());
-        }
-        first = first == null && !keys.isEmpty() ? keys.get(0) : first;
-        List<byte[]> entryKeys = new ArrayList<>(keys.size());
-        for (byte[] key : keys) {
-          entryKeys.add(StoreKeys.entry(StoreKeys.idOfIndex(key)));
-        }
-        List<byte[]> entries = db.multiGetAsList(entryKeys);
-        for (byte[] entry : entries) {
-          readBytes += entry == null ? 0 : entry.length;
-        }
-        for (int i = 0; i < keys.size(); i++) {
-          byte[] key = keys.get(i);
-          if (batch.size() >= maxCount || bytes >= maxBytes) {
-            // Past a bound: the rest of this step is read again by the next scan.
-            more = true;
-            break;
-          }
-          byte[] id = StoreKeys.idOfIndex(key);
-          byte[] entry = entries.get(i);
-          if (!Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
-            stale.add(key); // left by a write that did not know the entry it replaced
-            continue;
-          }
-          batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
-          bytes += entry.length;
-        }
-        if ((batch.size() >= maxCount || bytes >= maxBytes)
-            && scan.isValid()
-            && StoreKeys.before(scan.key(), bound)) {
-          more = true;
-        }
-      }
+      found.run(
+          scan,
+          after == null || StoreKeys.before(after, dueFrom) ? dueFrom : StoreKeys.successor(after));
+      long next = found.more() ? nowMs : firstIndexed(scan, found.bound(), StoreKeys.DUE);
       if (after == null) {
-        dueFrom = first != null ? first : bound;
-        nextDue = more ? nowMs : firstIndexed(scan, bound, StoreKeys.DUE);
+        bounds.dueScanned(found.firstOrBound(), next);
       } else {
-        nextDue = more ? nowMs : Math.min(nextDue, firstIndexed(scan, bound, StoreKeys.DUE));
+        bounds.dueScannedAfterHeld(next, found.more());
       }
     } catch (RocksDBException e) {
       throw new ProcessorStateException("due scan failed in store " + name, e);
     }
-    deleteKeys(stale);
-    return batch;
-  }
-
-  /**
-   * The size of the entry an index key points to, as written with it; 0 for an index key written
-   * without one (by a development build before sizes were kept), which the budget then counts once
-   * read.
-   */
-  private static long indexedSize(byte[] indexValue) {
-    return indexValue.length == Integer.BYTES ? ByteBuffer.wrap(indexValue).getInt() : 0;
+    readBytes += found.readBytes();
+    deleteKeys(found.stale());
+    return found.batch();
   }
 
   /** Bytes of entries the due scans have read since the store opened; for tests. */
@@ -342,7 +254,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
 
   @Override
   public boolean mayHaveExpired(long nowMs) {
-    return nextExpiry <= nowMs;
+    return bounds.mayHaveExpired(nowMs);
   }
 
   /**
@@ -355,20 +267,21 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized int sweep(long nowMs, int max) {
     checkOpen();
-    if (nextExpiry > nowMs) {
+    if (!bounds.mayHaveExpired(nowMs)) {
       return 0;
     }
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.EXPIRY, nowMs + 1);
     List<byte[]> expired = new ArrayList<>();
     try (RocksIterator scan = db.newIterator()) {
-      for (scan.seek(expiryFrom);
+      for (scan.seek(bounds.expiryFrom());
           expired.size() < max && scan.isValid() && StoreKeys.before(scan.key(), bound);
           scan.next()) {
         expired.add(scan.key());
       }
       boolean more = scan.isValid() && StoreKeys.before(scan.key(), bound);
-      expiryFrom = expired.isEmpty() ? bound : expired.get(0);
-      nextExpiry = more ? nowMs : firstIndexed(scan, bound, StoreKeys.EXPIRY);
+      bounds.expirySwept(
+          expired.isEmpty() ? bound : expired.get(0),
+          more ? nowMs : firstIndexed(scan, bound, StoreKeys.EXPIRY));
     }
     if (expired.isEmpty()) {
       return 0;
@@ -408,7 +321,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     checkOpen();
     List<Due> listed = new ArrayList<>();
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, dueBeforeMs);
-    byte[] start = StoreKeys.before(from, dueFrom) ? dueFrom : from;
+    byte[] start = StoreKeys.before(from, bounds.dueFrom()) ? bounds.dueFrom() : from;
     long bytes = 0;
     boolean complete = true;
     try (RocksIterator scan = db.newIterator()) {

@@ -1,0 +1,153 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.topology.internals.ScheduleBytes.Due;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+import org.rocksdb.RocksIterator;
+
+/**
+ * One scan of the due index for entries due at or before a time, in due order, bounded in count and
+ * bytes: the index keys of a step first, then their entries in one multi-get, since point lookups
+ * in due order (which is not key order) would set the pace of a backlog. A step takes keys while
+ * the sizes their index keys hold fit the byte budget left, so a scan reads at most the budget and
+ * one entry, however sizes change along the index.
+ *
+ * <p>An index key whose entry now sits elsewhere (left by a write that did not know the entry it
+ * replaced) is stale: the scan passes it over and reports it for deletion.
+ *
+ * <p>Used once, by the store, under its lock, with an iterator it closes.
+ */
+final class DueScan {
+
+  /** Entries one multi-get reads at most. */
+  static final int MAX_STEP = 512;
+
+  private final RocksDB db;
+  private final byte[] bound;
+  private final int maxCount;
+  private final long maxBytes;
+  private final List<Due> batch = new ArrayList<>();
+  private final List<byte[]> stale = new ArrayList<>();
+  private byte[] first;
+  private boolean more;
+  private long bytes;
+  private long readBytes;
+
+  /**
+   * @param nowMs the scan takes entries due at or before this time
+   * @param maxCount the most entries it returns
+   * @param maxBytes the entries' bytes after which it takes no more (at least one is taken)
+   */
+  DueScan(RocksDB db, long nowMs, int maxCount, long maxBytes) {
+    this.db = db;
+    this.bound = StoreKeys.indexPrefix(StoreKeys.DUE, nowMs + 1);
+    this.maxCount = maxCount;
+    this.maxBytes = maxBytes;
+  }
+
+  /** Scans from the index key {@code from} on (inclusive), leaving {@code scan} past the batch. */
+  DueScan run(RocksIterator scan, byte[] from) throws RocksDBException {
+    scan.seek(from);
+    while (!more && due(scan)) {
+      step(scan);
+      if (full() && due(scan)) {
+        more = true;
+      }
+    }
+    return this;
+  }
+
+  private void step(RocksIterator scan) throws RocksDBException {
+    List<byte[]> keys = stepKeys(scan);
+    if (first == null && !keys.isEmpty()) {
+      first = keys.get(0);
+    }
+    List<byte[]> entryKeys = new ArrayList<>(keys.size());
+    for (byte[] key : keys) {
+      entryKeys.add(StoreKeys.entry(StoreKeys.idOfIndex(key)));
+    }
+    List<byte[]> entries = db.multiGetAsList(entryKeys);
+    for (byte[] entry : entries) {
+      readBytes += entry == null ? 0 : entry.length;
+    }
+    for (int i = 0; i < keys.size(); i++) {
+      if (full()) {
+        more = true; // past a bound: the rest of this step is read again by the next scan
+        return;
+      }
+      take(keys.get(i), entries.get(i));
+    }
+  }
+
+  /** The index keys of one step: as many as the count and the byte budget left allow. */
+  private List<byte[]> stepKeys(RocksIterator scan) {
+    int step = Math.min(MAX_STEP, maxCount - batch.size());
+    List<byte[]> keys = new ArrayList<>();
+    for (long planned = bytes; keys.size() < step && planned < maxBytes && due(scan); scan.next()) {
+      keys.add(scan.key());
+      planned += indexedSize(scan.value());
+    }
+    return keys;
+  }
+
+  private void take(byte[] key, byte[] entry) {
+    byte[] id = StoreKeys.idOfIndex(key);
+    if (!Arrays.equals(key, StoreKeys.indexOf(id, entry))) {
+      stale.add(key);
+      return;
+    }
+    batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
+    bytes += entry.length;
+  }
+
+  private boolean due(RocksIterator scan) {
+    return scan.isValid() && StoreKeys.before(scan.key(), bound);
+  }
+
+  private boolean full() {
+    return batch.size() >= maxCount || bytes >= maxBytes;
+  }
+
+  /**
+   * The size of the entry an index key points to, as written with it; 0 for an index key written
+   * without one (by a development build before sizes were kept), which the budget then counts once
+   * read.
+   */
+  private static long indexedSize(byte[] indexValue) {
+    return indexValue.length == Integer.BYTES ? ByteBuffer.wrap(indexValue).getInt() : 0;
+  }
+
+  /** The entries found, in due order. */
+  List<Due> batch() {
+    return batch;
+  }
+
+  /** Index keys found stale, to delete. */
+  List<byte[]> stale() {
+    return stale;
+  }
+
+  /** The first live index key found, or the scan's bound if none: nothing live lies below it. */
+  byte[] firstOrBound() {
+    return first != null ? first : bound;
+  }
+
+  /** Whether the scan stopped at its count or byte bound with more due. */
+  boolean more() {
+    return more;
+  }
+
+  /** The scan's bound: the first index key not due. */
+  byte[] bound() {
+    return bound;
+  }
+
+  /** Bytes of entries the scan read, taken or not. */
+  long readBytes() {
+    return readBytes;
+  }
+}
