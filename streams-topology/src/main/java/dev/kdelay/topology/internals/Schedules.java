@@ -10,13 +10,10 @@ import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.internals.HeldWrites.Write;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import dev.kdelay.topology.internals.ScheduleStore.Stored;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayList;
-import java.util.LinkedHashMap;
-import java.util.List;
-import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.common.utils.Bytes;
@@ -44,19 +41,10 @@ import org.apache.kafka.streams.processor.api.Record;
  * <p>Every write goes through {@link #write}, and is made by {@link #make}, which tells the
  * partition's gauges how the id's state changed.
  *
- * <p><b>At least once</b>, a fired record and the write that records the fire (a one-shot's marker,
- * a schedule's next occurrence) are separate sends, not one transaction: the write could reach the
- * store and its changelog while the record is still unsent, and a crash, or a record the broker
- * refuses, would then lose the fire for good, since nothing would fire the task again. So in that
- * mode the writes that follow a fire are <em>held</em> in memory until a commit of the partition's
- * task has flushed the producer (every one of its records acknowledged, or the stream thread failed
- * instead), and applied then ({@link #releaseIfCommitted}). A crash or failure before that leaves
- * the task pending in the store: it fires again, or is dead-lettered if the broker refused it
- * ({@link dev.kdelay.topology.DeliveryQuarantine}), and a consumer sees at worst a repeat with the
- * same idempotency key. A request for an id with a held write sees the entry that write makes, and
- * its own write replaces the held one, held in turn: it commits with the request's offset, so a
- * crash loses neither. Exactly once nothing is held: the transaction already commits the record
- * with its write.
+ * <p><b>At least once</b>, the writes that follow a fire are <em>held</em> until a commit has
+ * flushed the fired record (see {@link HeldWrites}); a request for an id with a held write sees the
+ * entry that write makes. Exactly once nothing is held: the transaction commits the record with its
+ * write.
  *
  * <p>Runs on the stream thread only.
  */
@@ -72,14 +60,7 @@ final class Schedules {
   /** Whether writes that follow a fire wait for the commit that flushes it (at least once). */
   private final boolean holdFireWrites;
 
-  /** The held writes, by id, in the order they were made. */
-  private final Map<String, Write> held = new LinkedHashMap<>();
-
-  /** The stored bytes the held writes keep (the entries they replace). */
-  private long heldBytes;
-
-  /** A commit of the task began since the writes now held were made. */
-  private boolean committed;
+  private final HeldWrites held = new HeldWrites();
 
   Schedules(
       ScheduleStore store,
@@ -116,9 +97,8 @@ final class Schedules {
   Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
     String id = request.id();
     releaseIfCommitted();
-    Write heldWrite = held.get(id);
     // A held write's fire may still be unacknowledged; this request sees it all the same.
-    Stored stored = heldWrite != null ? heldWrite.result(id) : store.lookup(id).orElse(null);
+    Stored stored = held.contains(id) ? held.result(id) : store.lookup(id).orElse(null);
     ScheduleEntry current = null;
     if (stored != null && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
       // A schedule or a cancel replaces the whole entry, so it needs nothing from it; any other
@@ -436,41 +416,30 @@ final class Schedules {
 
   /** How many ids have a write held. */
   int heldCount() {
-    return held.size();
+    return held.count();
   }
 
   /** The stored bytes the held writes keep in memory: the entries they replace. */
   long heldBytes() {
-    return heldBytes;
+    return held.bytes();
   }
 
   /** Whether the id has a write held: its due entry in the store was handled already. */
   boolean isHeld(String id) {
-    return held.containsKey(id);
+    return held.contains(id);
   }
 
-  /**
-   * Notes that a commit of the task began: called on the stream thread when Kafka Streams prepares
-   * the store for it, just before it flushes the task's records. The next call on the task comes
-   * after that flush succeeded; had it failed, the stream thread would have failed with it.
-   */
+  /** Notes that a commit of the task began (see {@link HeldWrites#committing}). */
   void committing() {
-    committed = !held.isEmpty();
+    held.committing();
   }
 
   /**
-   * Applies the held writes if a commit has flushed their fires since they were made; called first
-   * in every punctuation and request.
+   * Makes the held writes if a commit has flushed their fires since they were made; called first in
+   * every punctuation and request.
    */
   void releaseIfCommitted() {
-    if (!committed) {
-      return;
-    }
-    committed = false;
-    List<Map.Entry<String, Write>> writes = new ArrayList<>(held.entrySet());
-    held.clear();
-    heldBytes = 0;
-    writes.forEach(write -> make(write.getKey(), write.getValue()));
+    held.releaseIfCommitted().forEach(write -> make(write.getKey(), write.getValue()));
   }
 
   /**
@@ -506,12 +475,11 @@ final class Schedules {
    * @param afterFire whether the write records a fire (or a dead letter) made just before
    */
   private void write(String id, Stored previous, ScheduleEntry next, boolean afterFire) {
-    Write pending = held.get(id);
-    if (pending != null) {
-      held.put(id, new Write(pending.previous(), next));
-    } else if (afterFire && holdFireWrites) {
-      held.put(id, new Write(previous, next));
-      heldBytes += previous == null ? 0 : previous.raw().length;
+    if (held.replace(id, next)) {
+      return;
+    }
+    if (afterFire && holdFireWrites) {
+      held.hold(id, new Write(previous, next));
     } else {
       make(id, new Write(previous, next));
     }
@@ -522,20 +490,6 @@ final class Schedules {
     ScheduleEntry next = write.next();
     store.write(id, write.previous(), next);
     gauges.transition(idBytes(id), stateOf(write.previous()), next == null ? null : next.state());
-  }
-
-  /**
-   * A change of an id's entry.
-   *
-   * @param previous what the store holds for the id, or null
-   * @param next what replaces it, or null to forget the id
-   */
-  private record Write(Stored previous, ScheduleEntry next) {
-
-    /** What the id holds once the write is made: what a request for it must see. */
-    Stored result(String id) {
-      return next == null ? null : Stored.of(id, next.toBytes());
-    }
   }
 
   /** The state of what was stored; null for nothing, or for an entry that cannot be read. */

@@ -1,0 +1,118 @@
+package dev.kdelay.topology.internals;
+
+import dev.kdelay.topology.internals.ScheduleStore.Stored;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * At least once, the writes that follow a fire, held in memory until a commit of the partition's
+ * task has flushed the producer.
+ *
+ * <p>At least once, a fired record and the write that records the fire (a one-shot's marker, a
+ * schedule's next occurrence) are separate sends, not one transaction: the write could reach the
+ * store and its changelog while the record is still unsent, and a crash, or a record the broker
+ * refuses, would then lose the fire for good, since nothing would fire the task again. So the write
+ * waits here until a commit has flushed the producer (every one of its records acknowledged, or the
+ * stream thread failed instead), and is made then ({@link #releaseIfCommitted}). A crash or failure
+ * before that leaves the task pending in the store: it fires again, or is dead-lettered if the
+ * broker refused it ({@link dev.kdelay.topology.DeliveryQuarantine}), and a consumer sees at worst
+ * a repeat with the same idempotency key.
+ *
+ * <p>A request for an id with a held write sees the entry that write makes ({@link #result}), and
+ * its own write replaces the held one, held in turn ({@link #replace}): it commits with the
+ * request's offset, so a crash loses neither. Exactly once nothing is held: the transaction already
+ * commits the record with its write.
+ *
+ * <p>Runs on the stream thread only.
+ */
+final class HeldWrites {
+
+  /**
+   * A change of an id's entry.
+   *
+   * @param previous what the store holds for the id, or null
+   * @param next what replaces it, or null to forget the id
+   */
+  record Write(Stored previous, ScheduleEntry next) {
+
+    /** What the id holds once the write is made: what a request for it must see. */
+    Stored result(String id) {
+      return next == null ? null : Stored.of(id, next.toBytes());
+    }
+  }
+
+  /** The held writes, by id, in the order they were made. */
+  private final Map<String, Write> held = new LinkedHashMap<>();
+
+  /** The stored bytes the held writes keep (the entries they replace). */
+  private long bytes;
+
+  /** A commit of the task began since the writes now held were made. */
+  private boolean committed;
+
+  /** Holds a write that records a fire. */
+  void hold(String id, Write write) {
+    held.put(id, write);
+    bytes += write.previous() == null ? 0 : write.previous().raw().length;
+  }
+
+  /**
+   * Replaces the id's held write, if it has one, by one to {@code next} over what the store holds.
+   *
+   * @return whether the id had a held write
+   */
+  boolean replace(String id, ScheduleEntry next) {
+    Write pending = held.get(id);
+    if (pending == null) {
+      return false;
+    }
+    held.put(id, new Write(pending.previous(), next));
+    return true;
+  }
+
+  /** Whether the id has a write held: its due entry in the store was handled already. */
+  boolean contains(String id) {
+    return held.containsKey(id);
+  }
+
+  /** What the id holds once its held write is made; only for an id it {@link #contains}. */
+  Stored result(String id) {
+    return held.get(id).result(id);
+  }
+
+  /** How many ids have a write held. */
+  int count() {
+    return held.size();
+  }
+
+  /** The stored bytes the held writes keep in memory: the entries they replace. */
+  long bytes() {
+    return bytes;
+  }
+
+  /**
+   * Notes that a commit of the task began: called on the stream thread when Kafka Streams prepares
+   * the store for it, just before it flushes the task's records. The next call on the task comes
+   * after that flush succeeded; had it failed, the stream thread would have failed with it.
+   */
+  void committing() {
+    committed = !held.isEmpty();
+  }
+
+  /**
+   * The held writes, in the order they were made, if a commit has flushed their fires since: they
+   * are no longer held, and the caller makes them. Empty otherwise.
+   */
+  List<Map.Entry<String, Write>> releaseIfCommitted() {
+    if (!committed) {
+      return List.of();
+    }
+    committed = false;
+    List<Map.Entry<String, Write>> writes = new ArrayList<>(held.entrySet());
+    held.clear();
+    bytes = 0;
+    return writes;
+  }
+}
