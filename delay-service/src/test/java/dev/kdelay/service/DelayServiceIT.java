@@ -152,7 +152,8 @@ class DelayServiceIT {
     DelayClient client = client(Map.of());
     Instant due = Instant.now().minusSeconds(1);
 
-    // when: a task already due, which fires as it is taken in, not from the store
+    // when: a task already due, which fires as it is taken in, not from the store (late by its
+    // request, not by kdelay: the thread is not behind, so the short fire-commit interval applies)
     long sentMs = System.currentTimeMillis();
     client
         .schedule(DelayedMessage.builder("overdue", target).fireAt(due).payload("x").build())

@@ -51,9 +51,24 @@ final class DelayDriver implements AutoCloseable {
       Map<String, Object> overrides,
       TargetTopics targetTopics,
       DeliveryQuarantine quarantine) {
+    this(stateDir, overrides, targetTopics, quarantine, StreamsConfig.AT_LEAST_ONCE);
+  }
+
+  /** A driver that runs exactly once, as the service does: each record commits a transaction. */
+  static DelayDriver exactlyOnce(Path stateDir) {
+    return new DelayDriver(
+        stateDir, Map.of(), TargetTopics.UNCHECKED, null, StreamsConfig.EXACTLY_ONCE_V2);
+  }
+
+  private DelayDriver(
+      Path stateDir,
+      Map<String, Object> overrides,
+      TargetTopics targetTopics,
+      DeliveryQuarantine quarantine,
+      String guarantee) {
     this.config = config(stateDir, overrides);
     Properties props = config.streamsProperties();
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
+    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     DeliveryQuarantine refused = quarantine != null ? quarantine : new DeliveryQuarantine(config);
     this.driver =
         new TopologyTestDriver(

@@ -11,6 +11,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.ScheduleChangelog;
+import dev.kdelay.topology.internals.ScheduleEntry;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -168,6 +169,37 @@ class DelayTopologyTest {
   @Test
   void shouldFireAtOnceWhenTheDueTimeHasPassed() {
     Instant due = START.minus(Duration.ofHours(1));
+    delay.scheduleAt("late", due, "x");
+
+    delay.advance(delay.config.punctuateInterval());
+
+    List<TestRecord<byte[], byte[]>> fired = delay.fired();
+    assertThat(fired).hasSize(1);
+    assertThat(fired.get(0).timestamp()).isEqualTo(due.toEpochMilli());
+    assertThat(Long.parseLong(headerText(fired.get(0).headers(), DelayHeaders.FIRED_AT)))
+        .isGreaterThan(due.toEpochMilli());
+  }
+
+  @Test
+  void shouldStoreATaskDueWhenTakenInAtLeastOnceAndFireItFromTheStore() {
+    // given: this driver runs at least once, where a fire's write waits for a commit
+
+    // when
+    delay.scheduleAt("late", START.minusSeconds(1), "x");
+
+    // then: stored, not fired while being taken in
+    assertThat(delay.fired()).isEmpty();
+    assertThat(StoredSchedules.states(delay.driver))
+        .containsEntry(ScheduleEntry.State.SCHEDULED, 1L);
+    delay.advance(delay.config.punctuateInterval());
+    assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly("late");
+  }
+
+  @Test
+  void shouldFireATaskDueWhenTakenInAtOnceExactlyOnce() {
+    delay.close();
+    delay = DelayDriver.exactlyOnce(stateDir);
+    Instant due = START.minus(Duration.ofHours(1));
 
     // when: taken in, with no punctuation after it
     delay.scheduleAt("late", due, "x");
@@ -187,15 +219,15 @@ class DelayTopologyTest {
   }
 
   @Test
-  void shouldWriteOnlyTheFiredMarkerForATaskDueWhenTakenIn() {
+  void shouldWriteOnlyTheFiredMarkerForATaskDueWhenTakenInExactlyOnce() {
+    delay.close();
+    delay = DelayDriver.exactlyOnce(stateDir);
     String changelog =
         delay.config.applicationId() + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
 
     // when: one task due a second ago, one due this millisecond
     delay.scheduleAt("late", START.minusSeconds(1), "x");
     delay.scheduleAt("now", START, "x");
-    // The driver runs at least once: the last fire's write waits for the commit after it.
-    delay.advance(delay.config.punctuateInterval());
 
     // then: both fired, and each wrote one changelog record, its fired marker, over nothing
     assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly("late", "now");
@@ -212,7 +244,9 @@ class DelayTopologyTest {
   }
 
   @Test
-  void shouldFireAtOnceAndNeverTheReplacedTaskWhenAPendingOneIsMovedIntoThePast() {
+  void shouldFireAtOnceAndNeverTheReplacedTaskWhenAPendingOneIsMovedIntoThePastExactlyOnce() {
+    delay.close();
+    delay = DelayDriver.exactlyOnce(stateDir);
     // given: a task due in ten seconds
     delay.scheduleAt("moved", START.plusSeconds(10), "old");
 
@@ -224,7 +258,7 @@ class DelayTopologyTest {
     assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("new");
     delay.advanceTo(START.plusSeconds(11));
     assertThat(delay.fired()).isEmpty();
-    assertThat(StoredSchedules.entries(delay.driver)).isEqualTo(1); // its fired marker
+    assertThat(StoredSchedules.states(delay.driver)).containsOnlyKeys(ScheduleEntry.State.FIRED);
   }
 
   @Test

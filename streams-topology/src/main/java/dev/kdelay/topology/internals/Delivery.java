@@ -17,8 +17,8 @@ import org.slf4j.LoggerFactory;
  * Sends what a due entry produces: the fired record to its target, or, if the target would refuse
  * it, its dead letter; and the dead letter of a stored task that cannot be read. The one way out
  * for a fire, whether the {@link FirePunctuator} found the entry due or a request fired it when it
- * was taken in (already due, or a trigger). Either way it then asks for the commit that makes the
- * fire visible ({@link FireCommits}).
+ * was taken in (already due, or a trigger). Either way it notes the fire for the commit that makes
+ * it visible ({@link FireCommits}), which the punctuation or the request asks for when it ends.
  *
  * <p>Runs on the stream thread only.
  */
@@ -46,10 +46,10 @@ final class Delivery implements Schedules.Firing {
   }
 
   @Override
-  public void fire(Record<FiredKey, byte[]> record, long nowMs) {
+  public void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs) {
     // The record's timestamp is its due time (or the fire time, when triggered before it).
     long lateMs = Math.max(0, nowMs - record.timestamp());
-    commits.fired(context, nowMs, lateMs);
+    commits.fired(nowMs - readyMs);
     Optional<Rejection> undeliverable = check.atFire(record, nowMs);
     if (undeliverable.isPresent()) {
       // Never hand the producer a record the broker would refuse: under exactly-once that fails
@@ -86,7 +86,7 @@ final class Delivery implements Schedules.Firing {
 
   @Override
   public void unreadable(Record<byte[], byte[]> deadLetter) {
-    commits.fired(context, context.currentSystemTimeMs(), 0);
+    commits.fired(0);
     log.error(
         "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
         LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),

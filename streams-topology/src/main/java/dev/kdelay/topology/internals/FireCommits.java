@@ -23,17 +23,23 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
  * commit times) say when one ended. But every commit of a task first prepares its stores, on the
  * stream thread, synchronously with the transaction commit that follows: the schedule store hears
  * it through {@link ScheduleStore#flushCache} (not {@code StateStore.commit}, which exactly-once
- * calls only at checkpoints) and passes it on to {@link #committed()}. The next punctuation of the
- * thread runs after the commit ended, so it takes its own time as the end. This replaces reading
- * the thread's {@code commit-total} metric, which meant searching Kafka Streams' metric registry by
- * name. Where no commit is seen (a commit that found nothing to do), the interval counts from the
- * request.
+ * calls only at checkpoints) and passes it on to {@link #committed()}. The next punctuation or
+ * request of the thread runs after the commit ended, so it takes its own time as the end. This
+ * replaces reading the thread's {@code commit-total} metric, which meant searching Kafka Streams'
+ * metric registry by name. Where no commit is seen (a commit that found nothing to do), the
+ * interval counts from the request.
  *
- * <p>A thread that fires tasks already late by more than {@link #BEHIND_MS} is behind (a backlog
- * after an outage, a burst, more load than it can carry): their lateness is set by the backlog, not
- * by the commit, so it works for the longer backlog interval between commits, which carries more
- * fires per transaction and drains the backlog sooner. It goes back to the short interval as soon
- * as a window passes without such a fire.
+ * <p>A thread that fires tasks more than {@link #BEHIND_MS} after it could first have fired them is
+ * behind (a backlog after an outage, a burst, more load than it can carry): their lateness is set
+ * by the backlog, not by the commit, so it works for the longer backlog interval between commits,
+ * which carries more fires per transaction and drains the backlog sooner. It goes back to the short
+ * interval as soon as a commit passes without such a fire.
+ *
+ * <p>Fires are noted one by one ({@link #fired}); the commit is asked for once per punctuation and
+ * once per request ({@link #maybeRequest}). A commit includes every fire made before it began, also
+ * those made after it was asked for: they need no commit of their own. So each commit that begins
+ * counts up the thread's commit count, and a task's pending fires, or the thread's lateness, are
+ * settled once a commit began after them.
  *
  * <p>All tasks of a stream thread share one transaction, so the state is per thread. Runs on stream
  * threads only.
@@ -48,8 +54,11 @@ final class FireCommits {
   private final long minIntervalMs;
   private final long backlogIntervalMs;
 
-  /** Records fired by this task that no commit request covers yet. */
+  /** Records fired by this task that no commit includes yet. */
   private boolean pending;
+
+  /** The thread's commit count when the pending fires began: a later commit includes them. */
+  private long pendingSince;
 
   /**
    * @param minIntervalMs the least work time between the end of a commit and the next request
@@ -65,46 +74,60 @@ final class FireCommits {
    * Streams prepares it for a commit of its task, just before the transaction commits.
    */
   static void committed() {
-    THREAD.get().committing = true;
+    ThreadState thread = THREAD.get();
+    thread.committing = true;
+    thread.commits++;
   }
 
   /**
-   * Notes that records were fired and asks for a commit if the thread's interval allows.
+   * Notes a fire; the commit is asked for by {@link #maybeRequest}.
    *
-   * @param lateMs how late the earliest of them fired
+   * @param behindMs how long after kdelay could first have fired it (its due time, or its request's
+   *     arrival if later) it fired
    */
-  void fired(ProcessingContext context, long nowMs, long lateMs) {
-    pending = true;
-    if (lateMs > BEHIND_MS) {
-      THREAD.get().behind = true;
+  void fired(long behindMs) {
+    ThreadState thread = THREAD.get();
+    settle(thread);
+    if (!pending) {
+      pending = true;
+      pendingSince = thread.commits;
     }
-    maybeRequest(context, nowMs);
+    if (behindMs > BEHIND_MS) {
+      thread.behindSince = thread.commits;
+    }
   }
 
   /** Asks for a commit of earlier fires once the interval allows; cheap when nothing is pending. */
   void maybeRequest(ProcessingContext context, long nowMs) {
     ThreadState thread = THREAD.get();
     if (thread.committing) {
-      // A commit began after the last punctuation and, the thread being here again, ended.
+      // A commit began after the last call on this thread and, the thread being here again, ended.
       thread.committing = false;
       thread.lastCommitEndMs = nowMs;
     }
+    settle(thread);
     if (!pending) {
       return;
     }
-    long interval = thread.behind ? backlogIntervalMs : minIntervalMs;
+    long interval = thread.behindSince == thread.commits ? backlogIntervalMs : minIntervalMs;
     if (nowMs - thread.lastCommitEndMs >= interval) {
       context.commit();
-      pending = false;
-      thread.behind = false;
       thread.lastCommitEndMs = nowMs; // until the commit is seen to end
+    }
+  }
+
+  /** Forgets pending fires that a commit which began after them included. */
+  private void settle(ThreadState thread) {
+    if (pending && thread.commits > pendingSince) {
+      pending = false;
     }
   }
 
   /** What one stream thread knows of its commits. */
   private static final class ThreadState {
-    boolean committing; // a store saw a commit begin since the last punctuation
+    boolean committing; // a store saw a commit begin since the last call
+    long commits; // commits begun on this thread
     long lastCommitEndMs = Long.MIN_VALUE / 2;
-    boolean behind; // a fire since the last request was later than BEHIND_MS
+    long behindSince = -1; // the commit count at the last fire later than BEHIND_MS
   }
 }

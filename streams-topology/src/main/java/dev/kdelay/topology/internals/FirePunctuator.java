@@ -13,11 +13,11 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * in due order, at most {@code maxFires} of them and at most {@link #MAX_BATCH_BYTES} of stored
  * bytes, so that the stream thread gets back to polling, heartbeats and commits under a backlog.
  * The scan that found them is closed by then; each is fired (or dead-lettered) and its entry
- * rewritten after. Each fire asks for a commit (see {@link FireCommits}, through {@link Delivery}):
- * under exactly-once the fired records become visible to {@code read_committed} consumers when the
- * transaction commits, and waiting for the regular commit interval would add up to that interval to
- * every task's lateness. A punctuation also asks for the commit of fires its interval held back,
- * including those a request made.
+ * rewritten after. Then it asks for a commit (see {@link FireCommits}; each fire is noted there
+ * through {@link Delivery}): under exactly-once the fired records become visible to {@code
+ * read_committed} consumers when the transaction commits, and waiting for the regular commit
+ * interval would add up to that interval to every task's lateness. A punctuation also asks for the
+ * commit of fires its interval held back, including those a request made.
  *
  * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
  * {@link Schedules}). Their entries are still due in the store until then: the next scan starts
@@ -98,7 +98,8 @@ final class FirePunctuator implements Punctuator {
       // on the usual cadence (also those of fires a request made). Their entries stay due
       // until then and are passed over; once a batch's worth (in count or bytes) waits, nothing
       // more is taken, so what the held writes keep in memory is bounded as a batch is.
-      commits.fired(context, now, 0);
+      commits.fired(0);
+      commits.maybeRequest(context, now);
       if (held >= maxFires || schedules.heldBytes() >= MAX_BATCH_BYTES) {
         return;
       }
@@ -133,6 +134,7 @@ final class FirePunctuator implements Punctuator {
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
     gauges.punctuated(next, handled > 0 && next <= now ? lastDue : next);
     if (handled > 0) {
+      commits.maybeRequest(context, now);
       metrics.punctuated(System.nanoTime() - started, handled);
     }
   }

@@ -64,6 +64,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private ProcessorContext<Object, Object> context;
   private DeadLetters deadLetters;
   private Delivery delivery;
+  private FireCommits commits;
   private Schedules schedules;
   private PartitionState gauges;
   private Cancellable counting;
@@ -106,7 +107,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.deadLetters =
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
     // One per task: the fires of a punctuation and those of requests share its commit requests.
-    FireCommits commits = new FireCommits(config.fireCommitIntervalMs(), config.commitIntervalMs());
+    this.commits = new FireCommits(config.fireCommitIntervalMs(), config.commitIntervalMs());
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());
@@ -176,6 +177,12 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void process(Record<byte[], byte[]> record) {
     long now = context.currentSystemTimeMs();
+    apply(record, now);
+    // A request may have fired a task (a trigger, or one due when taken in).
+    commits.maybeRequest(context, now);
+  }
+
+  private void apply(Record<byte[], byte[]> record, long now) {
     if (misrouted(record)) {
       reroute(record);
       return;

@@ -30,9 +30,10 @@ import org.apache.kafka.streams.processor.api.Record;
  * superseded (and dead-lettered, never dropped silently). A cancel, and a fired one-shot, leave a
  * marker for their retention so that an older schedule arriving late cannot bring the id back.
  *
- * <p>A one-shot that is due when its request is taken in fires then, and only its fired marker is
- * stored: nothing is gained by storing it for the next punctuation, and a backlog of requests (an
- * instance started after an outage) costs a changelog record and an index key less per task.
+ * <p>Exactly once, a one-shot that is due when its request is taken in fires then, and only its
+ * fired marker is stored: nothing is gained by storing it for the next punctuation, and a backlog
+ * of requests (an instance started after an outage) costs a changelog record and an index key less
+ * per task.
  *
  * <p>A recurring schedule stores only its next occurrence. When that fires, the one after is
  * written in the same transaction as the fired record, so a crash can neither lose nor double an
@@ -81,8 +82,13 @@ final class Schedules {
 
   /** Receives what a due entry produces: fired records, or the dead letter of an unreadable one. */
   interface Firing {
-    /** Receives a fired record, fired at {@code nowMs}. */
-    void fire(Record<FiredKey, byte[]> record, long nowMs);
+    /**
+     * Receives a fired record, fired at {@code nowMs}.
+     *
+     * @param readyMs when kdelay could first have fired it: its due time, or when its request (a
+     *     trigger, or a task due when taken in) was stamped, if later
+     */
+    void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs);
 
     /** Receives the dead letter of a stored task that cannot be decoded. */
     void unreadable(Record<byte[], byte[]> deadLetter);
@@ -155,12 +161,18 @@ final class Schedules {
           RejectionReason.TOO_FAR,
           "the cron schedule has no occurrence between now, its end bound and the horizon");
     }
-    if (!schedule.recurring() && due.getAsLong() <= nowMs) {
+    if (!schedule.recurring() && due.getAsLong() <= nowMs && !holdFireWrites) {
       // Due already: a due time in the past, or a request taken in late (a backlog after an
       // outage, a burst). It fires now, in the transaction that takes the request in, rather than
       // being stored to be found by the next punctuation: one changelog record instead of two, and
-      // no due-order key written only to be deleted.
-      firing.fire(OutputRecords.fired(id, schedule, due.getAsLong(), nowMs, 1), nowMs);
+      // no due-order key written only to be deleted. Not at least once: there the marker's write
+      // would wait for a commit that also commits the request's offset, and if the task closed
+      // before making it, an entry this request replaced would come back and fire.
+      long dueMs = due.getAsLong();
+      firing.fire(
+          OutputRecords.fired(id, schedule, dueMs, nowMs, 1),
+          nowMs,
+          Math.max(dueMs, request.timestamp()));
       forgetFired(id, stored, request.timestamp(), nowMs);
       return Optional.empty();
     }
@@ -250,7 +262,7 @@ final class Schedules {
     StoredTask task = current.decodeTask().value();
     Schedule schedule = task.schedule();
     if (!(schedule.timing() instanceof CronSpec spec)) {
-      firing.fire(OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1), nowMs);
+      firing.fire(OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1), nowMs, requestMs);
       forgetFired(id, stored, requestMs, nowMs);
       return Optional.empty();
     }
@@ -267,7 +279,8 @@ final class Schedules {
     // Seen at its own due time at the latest: never missed, so it fires whatever the policy.
     Recurrence.Step step =
         recurrence.onDue(spec, dueMs, task.occurrence() - 1, Math.min(nowMs, dueMs));
-    firing.fire(OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs);
+    firing.fire(
+        OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs, requestMs);
     if (step.next().isEmpty()) {
       write(id, stored, null, true);
       return Optional.empty();
@@ -390,14 +403,17 @@ final class Schedules {
     }
     StoredTask task = decoded.value();
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
-      firing.fire(OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1), nowMs);
+      firing.fire(
+          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1), nowMs, due.dueMs());
       forgetFired(id, stored, entry.requestMs(), nowMs);
       return;
     }
     Recurrence.Step step = recurrence.onDue(spec, due.dueMs(), task.occurrence() - 1, nowMs);
     if (step.fire()) {
       firing.fire(
-          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()), nowMs);
+          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
+          nowMs,
+          due.dueMs());
     } else {
       metrics.occurrenceSkipped();
     }

@@ -14,20 +14,57 @@ class FireCommitsTest {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
           FireCommits commits = new FireCommits(20, 100);
 
-          commits.fired(context, 1_000, 0);
+          commits.fired(0);
+          commits.maybeRequest(context, 1_000);
           assertThat(context.committed()).isTrue();
           context.resetCommit();
+          FireCommits.committed(); // the commit runs; the thread is back at 1_002
+          commits.maybeRequest(context, 1_002);
 
-          commits.fired(context, 1_005, 0); // 5 ms later: waits
+          commits.fired(0);
+          commits.maybeRequest(context, 1_005); // 3 ms after that commit ended: waits
           assertThat(context.committed()).isFalse();
-          commits.maybeRequest(context, 1_015);
+          commits.maybeRequest(context, 1_021);
           assertThat(context.committed()).isFalse();
-          commits.maybeRequest(context, 1_020); // the interval passed: the waiting fire commits
+          commits.maybeRequest(context, 1_022); // the interval passed: the waiting fire commits
           assertThat(context.committed()).isTrue();
           context.resetCommit();
+          FireCommits.committed();
 
           commits.maybeRequest(context, 1_100); // nothing pending: nothing to commit
           assertThat(context.committed()).isFalse();
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldNotCommitAgainForFiresTheAskedForCommitIncluded() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits commits = new FireCommits(20, 100);
+
+          // given: a punctuation fires, asks for a commit, then fires more, seconds late
+          commits.fired(0);
+          commits.maybeRequest(context, 1_000);
+          assertThat(context.committed()).isTrue();
+          context.resetCommit();
+          commits.fired(3_000);
+          commits.maybeRequest(context, 1_001);
+          assertThat(context.committed()).isFalse();
+
+          // when: the commit runs, including them all
+          FireCommits.committed();
+          commits.maybeRequest(context, 1_010);
+
+          // then: no commit of their own, later
+          commits.maybeRequest(context, 1_200);
+          assertThat(context.committed()).isFalse();
+
+          // and: their lateness went with that commit: an on-time fire waits the short interval
+          commits.fired(0);
+          commits.maybeRequest(context, 1_030);
+          assertThat(context.committed()).isTrue();
         };
     runOnOwnThread(thread);
   }
@@ -41,8 +78,10 @@ class FireCommitsTest {
           FireCommits firstTask = new FireCommits(20, 100);
           FireCommits secondTask = new FireCommits(20, 100);
 
-          firstTask.fired(first, 1_000, 0);
-          secondTask.fired(second, 1_001, 0);
+          firstTask.fired(0);
+          firstTask.maybeRequest(first, 1_000);
+          secondTask.fired(0);
+          secondTask.maybeRequest(second, 1_001);
 
           assertThat(first.committed()).isTrue();
           assertThat(second.committed()).isFalse();
@@ -59,14 +98,16 @@ class FireCommitsTest {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
           FireCommits commits = new FireCommits(20, 100);
 
-          commits.fired(context, 1_000, 0);
+          commits.fired(0);
+          commits.maybeRequest(context, 1_000);
           assertThat(context.committed()).isTrue();
           context.resetCommit();
 
           // the commit takes 30 ms, longer than the interval; the next punctuation sees it ended
           FireCommits.committed();
           commits.maybeRequest(context, 1_030);
-          commits.fired(context, 1_035, 0);
+          commits.fired(0);
+          commits.maybeRequest(context, 1_035);
           assertThat(context.committed())
               .as("counted from the request, 35 ms would have passed; from the end, only 5")
               .isFalse();
@@ -84,13 +125,15 @@ class FireCommitsTest {
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
           FireCommits commits = new FireCommits(20, 100);
-          commits.fired(context, 1_000, 0);
+          commits.fired(0);
+          commits.maybeRequest(context, 1_000);
           context.resetCommit();
           FireCommits.committed(); // that commit ended at 1_010
           commits.maybeRequest(context, 1_010);
 
           // when: tasks fire seconds late
-          commits.fired(context, 1_030, 3_000);
+          commits.fired(3_000);
+          commits.maybeRequest(context, 1_030);
 
           // then: the short interval has passed, the backlog one has not
           assertThat(context.committed()).isFalse();
@@ -103,7 +146,8 @@ class FireCommitsTest {
           commits.maybeRequest(context, 1_150);
 
           // when: caught up, the next fires are on time
-          commits.fired(context, 1_170, FireCommits.BEHIND_MS);
+          commits.fired(FireCommits.BEHIND_MS);
+          commits.maybeRequest(context, 1_170);
 
           // then: back to the short interval
           assertThat(context.committed()).isTrue();
