@@ -67,7 +67,7 @@ final class ThroughputSection {
           settings.runBudget().toSeconds());
       report.line(
           "    So few could all be taken in before the first is due and measure the delay: they"
-              + " are due at once (delay 0) instead, and fire as they are taken in.");
+              + " are due at once (delay 0) instead.");
     }
     Spread ratio = Report.ratios(kdelay, ceiling, Runs.Throughput::perSecond);
     report
@@ -97,12 +97,6 @@ final class ThroughputSection {
         .line(
             "  commit wait: share of the run the stream thread spent in the producer's flush and"
                 + " in the transaction commit")
-        .line(
-            "  produced per record: kdelay writes 3 for a task that waited in the store (the fired"
-                + " record, its entry, its fired marker),")
-        .line(
-            "    2 for one already due when taken in, which fires at once: requests sent faster"
-                + " than kdelay takes them in are mostly the latter")
         .line(
             "  goal: kdelay >= %.1f x ceiling: %s",
             GOAL_RATIO, Report.verdict(ratio.median() >= GOAL_RATIO))

@@ -11,7 +11,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.ScheduleChangelog;
-import dev.kdelay.topology.internals.ScheduleEntry;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -181,84 +180,42 @@ class DelayTopologyTest {
   }
 
   @Test
-  void shouldStoreATaskDueWhenTakenInAtLeastOnceAndFireItFromTheStore() {
-    // given: this driver runs at least once, where a fire's write waits for a commit
+  void shouldLetACancelRightBehindAPastDueScheduleWinUnderEitherGuarantee() {
+    for (boolean exactlyOnce : new boolean[] {false, true}) {
+      delay.close();
+      delay = exactlyOnce ? DelayDriver.exactlyOnce(stateDir) : new DelayDriver(stateDir);
 
-    // when
-    delay.scheduleAt("late", START.minusSeconds(1), "x");
+      // when: a schedule and its cancel, sent in the same millisecond, both taken in after the
+      // task's due time (delivered late, after an outage)
+      delay.scheduleAt("late", START.minusSeconds(1), "x");
+      delay.request("late", null, header(DelayHeaders.ACTION, "cancel"));
+      delay.advance(Duration.ofSeconds(1));
 
-    // then: stored, not fired while being taken in
-    assertThat(delay.fired()).isEmpty();
-    assertThat(StoredSchedules.states(delay.driver))
-        .containsEntry(ScheduleEntry.State.SCHEDULED, 1L);
-    delay.advance(delay.config.punctuateInterval());
-    assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly("late");
+      // then: the cancel wins, as it would have on time
+      assertThat(delay.fired()).as("exactly once: %s", exactlyOnce).isEmpty();
+      assertThat(delay.deadLetters()).as("exactly once: %s", exactlyOnce).isEmpty();
+    }
   }
 
   @Test
-  void shouldFireATaskDueWhenTakenInAtOnceExactlyOnce() {
-    delay.close();
-    delay = DelayDriver.exactlyOnce(stateDir);
-    Instant due = START.minus(Duration.ofHours(1));
+  void shouldFireOnlyTheReplacementWhenBothArriveAfterTheirDueTimesUnderEitherGuarantee() {
+    for (boolean exactlyOnce : new boolean[] {false, true}) {
+      delay.close();
+      delay = exactlyOnce ? DelayDriver.exactlyOnce(stateDir) : new DelayDriver(stateDir);
 
-    // when: taken in, with no punctuation after it
-    delay.scheduleAt("late", due, "x");
+      // when: a schedule and its replacement with an earlier due time, sent in the same
+      // millisecond, both taken in after both due times
+      delay.scheduleAt("moved", START.minusMillis(500), "old");
+      delay.scheduleAt("moved", START.minusSeconds(1), "new");
+      delay.advance(Duration.ofSeconds(1));
 
-    // then: fired as it was taken in, with its due time
-    List<TestRecord<byte[], byte[]>> fired = delay.fired();
-    assertThat(fired).hasSize(1);
-    assertThat(fired.get(0).timestamp()).isEqualTo(due.toEpochMilli());
-    assertThat(headerText(fired.get(0).headers(), DelayHeaders.IDEMPOTENCY_KEY))
-        .isEqualTo("late@" + due.toEpochMilli());
-    assertThat(Long.parseLong(headerText(fired.get(0).headers(), DelayHeaders.FIRED_AT)))
-        .isEqualTo(START.toEpochMilli());
-
-    // and: it never fires again
-    delay.advance(Duration.ofSeconds(5));
-    assertThat(delay.fired()).isEmpty();
-  }
-
-  @Test
-  void shouldWriteOnlyTheFiredMarkerForATaskDueWhenTakenInExactlyOnce() {
-    delay.close();
-    delay = DelayDriver.exactlyOnce(stateDir);
-    String changelog =
-        delay.config.applicationId() + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
-
-    // when: one task due a second ago, one due this millisecond
-    delay.scheduleAt("late", START.minusSeconds(1), "x");
-    delay.scheduleAt("now", START, "x");
-
-    // then: both fired, and each wrote one changelog record, its fired marker, over nothing
-    assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly("late", "now");
-    List<TestRecord<byte[], byte[]>> changes = delay.output(changelog).readRecordsToList();
-    assertThat(changes).extracting(r -> text(r.key())).containsExactly("late", "now");
-    assertThat(changes)
-        .allSatisfy(
-            record -> {
-              assertThat(record.value()).isNull();
-              assertThat(record.headers().lastHeader(ScheduleChangelog.MARKER_HEADER)).isNotNull();
-              assertThat(record.headers().lastHeader(ScheduleChangelog.REPLACES_HEADER).value())
-                  .isEmpty();
-            });
-  }
-
-  @Test
-  void shouldFireAtOnceAndNeverTheReplacedTaskWhenAPendingOneIsMovedIntoThePastExactlyOnce() {
-    delay.close();
-    delay = DelayDriver.exactlyOnce(stateDir);
-    // given: a task due in ten seconds
-    delay.scheduleAt("moved", START.plusSeconds(10), "old");
-
-    // when: replaced by one due a second ago
-    delay.advance(Duration.ofMillis(1));
-    delay.scheduleAt("moved", START.minusSeconds(1), "new");
-
-    // then: the new one fired at once, and the old one never fires
-    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("new");
-    delay.advanceTo(START.plusSeconds(11));
-    assertThat(delay.fired()).isEmpty();
-    assertThat(StoredSchedules.states(delay.driver)).containsOnlyKeys(ScheduleEntry.State.FIRED);
+      // then
+      assertThat(delay.fired())
+          .as("exactly once: %s", exactlyOnce)
+          .extracting(r -> text(r.value()))
+          .containsExactly("new");
+      assertThat(delay.deadLetters()).as("exactly once: %s", exactlyOnce).isEmpty();
+    }
   }
 
   @Test

@@ -16,9 +16,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Sends what a due entry produces: the fired record to its target, or, if the target would refuse
  * it, its dead letter; and the dead letter of a stored task that cannot be read. The one way out
- * for a fire, whether the {@link FirePunctuator} found the entry due or a request fired it when it
- * was taken in (already due, or a trigger). Either way it notes the fire for the commit that makes
- * it visible ({@link FireCommits}), which the punctuation or the request asks for when it ends.
+ * for a fire, whether the {@link FirePunctuator} found the entry due or a trigger request asked for
+ * it now. Either way it notes the fire for the commit that makes it visible ({@link FireCommits}),
+ * which the punctuation or the request asks for when it ends.
  *
  * <p>Runs on the stream thread only.
  */

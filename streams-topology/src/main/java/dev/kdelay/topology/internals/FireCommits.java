@@ -82,8 +82,8 @@ final class FireCommits {
   /**
    * Notes a fire; the commit is asked for by {@link #maybeRequest}.
    *
-   * @param behindMs how long after kdelay could first have fired it (its due time, or its request's
-   *     arrival if later) it fired
+   * @param behindMs how long after kdelay could first have fired it (its due time; for a trigger,
+   *     its request's timestamp) it fired
    */
   void fired(long behindMs) {
     ThreadState thread = THREAD.get();

@@ -122,8 +122,7 @@ final class FirePunctuator implements Punctuator {
     int handled = 0;
     for (ScheduleStore.Due due : batch) {
       if (held > 0 && schedules.isHeld(due.stored().id())) {
-        continue; // fired by a request (a trigger, or a replacement due when taken in); its
-        // write waits for the commit
+        continue; // a trigger's fire, made by a request; its write waits for the commit
       }
       lastDue = due.dueMs();
       schedules.onDue(due, now, delivery);

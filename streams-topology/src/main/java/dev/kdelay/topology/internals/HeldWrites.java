@@ -23,10 +23,9 @@ import java.util.Map;
  * <p>A request for an id with a held write sees the entry that write makes ({@link #result}), and
  * its own write replaces the held one, held in turn ({@link #replace}) and made after the next
  * commit with it. That commit also commits the request's offset: a task closed before its next call
- * (a rebalance right after the commit) loses the request's write with the held one. Only requests
- * for an id whose fire is not yet committed meet this; kdelay's own fires at intake are therefore
- * not made at least once. Exactly once nothing is held: the transaction already commits the record
- * with its write.
+ * (a rebalance right after the commit) loses the request's write with the held one. Only a request
+ * for an id whose fire is not yet committed meets this. Exactly once nothing is held: the
+ * transaction already commits the record with its write.
  *
  * <p>Runs on the stream thread only.
  */

@@ -178,7 +178,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   public void process(Record<byte[], byte[]> record) {
     long now = context.currentSystemTimeMs();
     apply(record, now);
-    // A request may have fired a task (a trigger, or one due when taken in).
+    // A trigger fires as its request is applied.
     commits.maybeRequest(context, now);
   }
 

@@ -30,11 +30,6 @@ import org.apache.kafka.streams.processor.api.Record;
  * superseded (and dead-lettered, never dropped silently). A cancel, and a fired one-shot, leave a
  * marker for their retention so that an older schedule arriving late cannot bring the id back.
  *
- * <p>Exactly once, a one-shot that is due when its request is taken in fires then, and only its
- * fired marker is stored: nothing is gained by storing it for the next punctuation, and a backlog
- * of requests (an instance started after an outage) costs a changelog record and an index key less
- * per task.
- *
  * <p>A recurring schedule stores only its next occurrence. When that fires, the one after is
  * written in the same transaction as the fired record, so a crash can neither lose nor double an
  * occurrence.
@@ -85,8 +80,8 @@ final class Schedules {
     /**
      * Receives a fired record, fired at {@code nowMs}.
      *
-     * @param readyMs when kdelay could first have fired it: its due time, or when its request (a
-     *     trigger, or a task due when taken in) was stamped, if later
+     * @param readyMs when kdelay could first have fired it: its due time, or for a trigger when its
+     *     request was stamped
      */
     void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs);
 
@@ -97,7 +92,7 @@ final class Schedules {
   /**
    * Applies a valid request.
    *
-   * @param firing where a fired record goes: a trigger's, or a one-shot's that is due already
+   * @param firing where a trigger's fired record goes
    * @return why the request could not apply, or empty if it did
    */
   Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
@@ -130,12 +125,12 @@ final class Schedules {
               + request.timestamp());
     }
     return switch (request.action()) {
-      case SCHEDULE -> schedule(id, stored, request, nowMs, firing);
+      case SCHEDULE -> schedule(id, stored, request, nowMs);
       case CANCEL -> cancel(id, stored, current, request.timestamp(), nowMs);
       case PAUSE -> pause(id, stored, current, request.timestamp());
       case RESUME -> resume(id, stored, current, request.timestamp(), nowMs);
       case TRIGGER -> trigger(id, stored, current, request.timestamp(), nowMs, firing);
-      case RESCHEDULE -> reschedule(id, stored, current, request, nowMs, firing);
+      case RESCHEDULE -> reschedule(id, stored, current, request, nowMs);
     };
   }
 
@@ -149,8 +144,7 @@ final class Schedules {
         : requestMs < current.requestMs();
   }
 
-  private Optional<Rejection> schedule(
-      String id, Stored stored, DelayRequest request, long nowMs, Firing firing) {
+  private Optional<Rejection> schedule(String id, Stored stored, DelayRequest request, long nowMs) {
     Schedule schedule = request.schedule();
     OptionalLong due =
         schedule.timing() instanceof Timing.Once once
@@ -161,21 +155,10 @@ final class Schedules {
           RejectionReason.TOO_FAR,
           "the cron schedule has no occurrence between now, its end bound and the horizon");
     }
-    if (!schedule.recurring() && due.getAsLong() <= nowMs && !holdFireWrites) {
-      // Due already: a due time in the past, or a request taken in late (a backlog after an
-      // outage, a burst). It fires now, in the transaction that takes the request in, rather than
-      // being stored to be found by the next punctuation: one changelog record instead of two, and
-      // no due-order key written only to be deleted. Not at least once: there the marker's write
-      // would wait for a commit that also commits the request's offset, and if the task closed
-      // before making it, an entry this request replaced would come back and fire.
-      long dueMs = due.getAsLong();
-      firing.fire(
-          OutputRecords.fired(id, schedule, dueMs, nowMs, 1),
-          nowMs,
-          Math.max(dueMs, request.timestamp()));
-      forgetFired(id, stored, request.timestamp(), nowMs);
-      return Optional.empty();
-    }
+    // Stored even when due already (a past due time, a request taken in late): it fires at the
+    // next punctuation, so a cancel or replacement sent right behind it and delivered in the same
+    // late batch still wins. Firing it here instead fired schedules whose cancel was next in the
+    // log.
     put(
         id,
         stored,
@@ -301,12 +284,7 @@ final class Schedules {
    * schedule must be resumed (or cancelled) before it is moved to a one-shot time.
    */
   private Optional<Rejection> reschedule(
-      String id,
-      Stored stored,
-      ScheduleEntry current,
-      DelayRequest request,
-      long nowMs,
-      Firing firing) {
+      String id, Stored stored, ScheduleEntry current, DelayRequest request, long nowMs) {
     Optional<Rejection> refused = noReadableTask("reschedule", current);
     if (refused.isPresent()) {
       return refused;
@@ -328,11 +306,7 @@ final class Schedules {
       return Optional.empty();
     }
     return schedule(
-        id,
-        stored,
-        new DelayRequest(Action.SCHEDULE, id, request.timestamp(), schedule),
-        nowMs,
-        firing);
+        id, stored, new DelayRequest(Action.SCHEDULE, id, request.timestamp(), schedule), nowMs);
   }
 
   /** The schedule with a new timing; what it delivers, and where, stay. */

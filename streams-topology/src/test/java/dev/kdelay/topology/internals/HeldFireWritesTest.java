@@ -114,7 +114,7 @@ class HeldFireWritesTest {
   }
 
   @Test
-  void shouldStoreAReplacementDueWhenTakenInRatherThanHoldItsFire() {
+  void shouldStoreAReplacementThatIsDueAlreadyAndFireItFromTheStore() {
     // given: a one-shot due in a minute, stored
     run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(now + 60_000))).isEmpty());
 
@@ -134,9 +134,7 @@ class HeldFireWritesTest {
           // when: replaced by one that is due already
           assertThat(apply(Action.SCHEDULE, now + 1, schedule(now - 1))).isEmpty();
 
-          // then: stored at once over the old entry, as any schedule is, and nothing fired yet: a
-          // held marker could be lost with the task's close after the commit of the request's
-          // offset, and the old entry would come back
+          // then: stored at once over the old entry, as any schedule is, and nothing fired yet
           assertThat(fired).isEmpty();
           assertThat(schedules.heldCount()).isZero();
           assertThat(store.lookup("order-1").orElseThrow().entry().value().timeMs())
