@@ -18,7 +18,7 @@ import org.slf4j.LoggerFactory;
  * it, its dead letter; and the dead letter of a stored task that cannot be read. The one way out
  * for a fire, whether the {@link FirePunctuator} found the entry due or a trigger request asked for
  * it now. Either way it notes the fire for the commit that makes it visible ({@link FireCommits}),
- * which the punctuation or the request asks for when it ends.
+ * which the punctuation, or the trigger request, asks for when it ends.
  *
  * <p>Runs on the stream thread only.
  */

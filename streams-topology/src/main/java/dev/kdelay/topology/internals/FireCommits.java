@@ -36,10 +36,10 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
  * interval as soon as a commit passes without such a fire.
  *
  * <p>Fires are noted one by one ({@link #fired}); the commit is asked for once per punctuation and
- * once per request ({@link #maybeRequest}). A commit includes every fire made before it began, also
- * those made after it was asked for: they need no commit of their own. So each commit that begins
- * counts up the thread's commit count, and a task's pending fires, or the thread's lateness, are
- * settled once a commit began after them.
+ * after a trigger request ({@link #maybeRequest}). A commit includes every fire made before it
+ * began, also those made after it was asked for: they need no commit of their own. So each commit
+ * that begins counts up the thread's commit count, and a task's pending fires, or the thread's
+ * lateness, are settled once a commit began after them.
  *
  * <p>All tasks of a stream thread share one transaction, so the state is per thread. Runs on stream
  * threads only.

@@ -177,12 +177,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void process(Record<byte[], byte[]> record) {
     long now = context.currentSystemTimeMs();
-    apply(record, now);
-    // A trigger fires as its request is applied.
-    commits.maybeRequest(context, now);
-  }
-
-  private void apply(Record<byte[], byte[]> record, long now) {
     if (misrouted(record)) {
       reroute(record);
       return;
@@ -203,6 +197,10 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       deadLetter(record, request.action(), refused.get());
     } else {
       metrics.requestApplied(request.action());
+      if (request.action() == Action.TRIGGER) {
+        // Fired as it was applied: ask for its commit now, not at the next punctuation's.
+        commits.maybeRequest(context, now);
+      }
       if (log.isDebugEnabled()) {
         log.debug(
             "event=applied id={} action={}",
