@@ -24,6 +24,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 class DelayTopologyTest {
 
@@ -179,42 +181,43 @@ class DelayTopologyTest {
         .isGreaterThan(due.toEpochMilli());
   }
 
-  @Test
-  void shouldLetACancelRightBehindAPastDueScheduleWinUnderEitherGuarantee() {
-    for (boolean exactlyOnce : new boolean[] {false, true}) {
-      delay.close();
-      delay = exactlyOnce ? DelayDriver.exactlyOnce(stateDir) : new DelayDriver(stateDir);
+  @ParameterizedTest(name = "exactly once: {0}")
+  @ValueSource(booleans = {false, true})
+  void shouldLetACancelRightBehindAPastDueScheduleWin(boolean exactlyOnce) {
+    runAs(exactlyOnce);
 
-      // when: a schedule and its cancel, sent in the same millisecond, both taken in after the
-      // task's due time (delivered late, after an outage)
-      delay.scheduleAt("late", START.minusSeconds(1), "x");
-      delay.request("late", null, header(DelayHeaders.ACTION, "cancel"));
-      delay.advance(Duration.ofSeconds(1));
+    // when: a schedule and its cancel, sent in the same millisecond, both taken in after the
+    // task's due time (delivered late, after an outage)
+    delay.scheduleAt("late", START.minusSeconds(1), "x");
+    delay.request("late", null, header(DelayHeaders.ACTION, "cancel"));
+    delay.advance(Duration.ofSeconds(1));
 
-      // then: the cancel wins, as it would have on time
-      assertThat(delay.fired()).as("exactly once: %s", exactlyOnce).isEmpty();
-      assertThat(delay.deadLetters()).as("exactly once: %s", exactlyOnce).isEmpty();
-    }
+    // then: the cancel wins, as it would have on time
+    assertThat(delay.fired()).isEmpty();
+    assertThat(delay.deadLetters()).isEmpty();
   }
 
-  @Test
-  void shouldFireOnlyTheReplacementWhenBothArriveAfterTheirDueTimesUnderEitherGuarantee() {
-    for (boolean exactlyOnce : new boolean[] {false, true}) {
+  @ParameterizedTest(name = "exactly once: {0}")
+  @ValueSource(booleans = {false, true})
+  void shouldFireOnlyTheReplacementWhenBothArriveAfterTheirDueTimes(boolean exactlyOnce) {
+    runAs(exactlyOnce);
+
+    // when: a schedule and its replacement with an earlier due time, sent in the same
+    // millisecond, both taken in after both due times
+    delay.scheduleAt("moved", START.minusMillis(500), "old");
+    delay.scheduleAt("moved", START.minusSeconds(1), "new");
+    delay.advance(Duration.ofSeconds(1));
+
+    // then
+    assertThat(delay.fired()).extracting(r -> text(r.value())).containsExactly("new");
+    assertThat(delay.deadLetters()).isEmpty();
+  }
+
+  /** Replaces the at-least-once driver of the setup by an exactly-once one, if asked. */
+  private void runAs(boolean exactlyOnce) {
+    if (exactlyOnce) {
       delay.close();
-      delay = exactlyOnce ? DelayDriver.exactlyOnce(stateDir) : new DelayDriver(stateDir);
-
-      // when: a schedule and its replacement with an earlier due time, sent in the same
-      // millisecond, both taken in after both due times
-      delay.scheduleAt("moved", START.minusMillis(500), "old");
-      delay.scheduleAt("moved", START.minusSeconds(1), "new");
-      delay.advance(Duration.ofSeconds(1));
-
-      // then
-      assertThat(delay.fired())
-          .as("exactly once: %s", exactlyOnce)
-          .extracting(r -> text(r.value()))
-          .containsExactly("new");
-      assertThat(delay.deadLetters()).as("exactly once: %s", exactlyOnce).isEmpty();
+      delay = DelayDriver.exactlyOnce(stateDir);
     }
   }
 
