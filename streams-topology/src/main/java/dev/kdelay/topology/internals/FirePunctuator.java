@@ -86,7 +86,12 @@ final class FirePunctuator implements Punctuator {
   @Override
   public void punctuate(long timestamp) {
     long now = context.currentSystemTimeMs();
+    fireDue(now);
+    // One request for this punctuation's fires and those its interval held back.
     commits.maybeRequest(context, now);
+  }
+
+  private void fireDue(long now) {
     schedules.releaseIfCommitted();
     // Expired markers go without a changelog record; answered from memory until one expires.
     store.sweep(now, maxFires);
@@ -99,7 +104,6 @@ final class FirePunctuator implements Punctuator {
       // until then and are passed over; once a batch's worth (in count or bytes) waits, nothing
       // more is taken, so what the held writes keep in memory is bounded as a batch is.
       commits.fired(0);
-      commits.maybeRequest(context, now);
       if (held >= maxFires || schedules.heldBytes() >= MAX_BATCH_BYTES) {
         return;
       }
@@ -133,7 +137,6 @@ final class FirePunctuator implements Punctuator {
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
     gauges.punctuated(next, handled > 0 && next <= now ? lastDue : next);
     if (handled > 0) {
-      commits.maybeRequest(context, now);
       metrics.punctuated(System.nanoTime() - started, handled);
     }
   }
