@@ -95,6 +95,26 @@ public final class DelayHeaders {
    */
   public static final String ERROR_OMITTED = "delay-error-omitted";
 
+  /**
+   * Dead-letter records of requests: where the request was read, {@code
+   * <topic>-<partition>@<offset>}. It names the request that failed, and stays the same when kdelay
+   * writes the dead letter again after a restart.
+   */
+  public static final String SOURCE = "delay-source";
+
+  /**
+   * Dead-letter records of requests: the request record's timestamp, epoch milliseconds. A dead
+   * letter itself is stamped with the time kdelay wrote it; a replay sends the request with this
+   * timestamp again, so that it orders against other requests for its id as the original did.
+   */
+  public static final String REQUESTED_AT = "delay-requested-at";
+
+  /**
+   * Dead-letter records with the code {@code INTERNAL}: the id of the error, which the ERROR log
+   * line with its stack trace also carries.
+   */
+  public static final String ERROR_ID = "delay-error-id";
+
   /** Headers that steer a request; they are consumed by kdelay and never carried. */
   public static final Set<String> REQUEST_HEADERS =
       Set.of(
@@ -118,7 +138,17 @@ public final class DelayHeaders {
    */
   public static final Set<String> OUTPUT_HEADERS =
       Set.of(
-          ID, IDEMPOTENCY_KEY, DUE_AT, FIRED_AT, OCCURRENCE, ERROR, ERROR_MESSAGE, ERROR_OMITTED);
+          ID,
+          IDEMPOTENCY_KEY,
+          DUE_AT,
+          FIRED_AT,
+          OCCURRENCE,
+          ERROR,
+          ERROR_MESSAGE,
+          ERROR_OMITTED,
+          ERROR_ID,
+          SOURCE,
+          REQUESTED_AT);
 
   private DelayHeaders() {}
 

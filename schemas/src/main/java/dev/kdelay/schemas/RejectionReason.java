@@ -56,5 +56,12 @@ public enum RejectionReason {
    * permission, a timestamp the topic no longer accepts). The message names the broker's error. The
    * dead letter carries the fired record's key, payload and headers and {@code delay-target-topic}.
    */
-  UNDELIVERABLE
+  UNDELIVERABLE,
+  /**
+   * Not a request's fault: kdelay failed unexpectedly on this request or task (a bug). The request,
+   * or the task as it would have fired (its stored bytes, if it cannot be built), is dead-lettered
+   * instead of stopping the stream thread; {@code delay-error-id} names the ERROR log line that has
+   * the stack trace.
+   */
+  INTERNAL
 }

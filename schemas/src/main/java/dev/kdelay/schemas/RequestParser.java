@@ -199,16 +199,29 @@ public final class RequestParser {
   }
 
   static long instant(String header, String text) {
-    return WireFormats.instant(text)
-        .orElseThrow(
-            () ->
-                reject(
-                    RejectionReason.BAD_TIME,
-                    header
-                        + " is '"
-                        + text
-                        + "'; expected epoch milliseconds or an ISO-8601 instant such as"
-                        + " 2030-01-01T00:00:00Z"));
+    long instant =
+        WireFormats.instant(text)
+            .orElseThrow(
+                () ->
+                    reject(
+                        RejectionReason.BAD_TIME,
+                        header
+                            + " is '"
+                            + text
+                            + "'; expected epoch milliseconds or an ISO-8601 instant such as"
+                            + " 2030-01-01T00:00:00Z"));
+    if (instant < 0) {
+      // A fired record is stamped with its due time, and a Kafka record cannot carry a negative
+      // timestamp: accepted, such a task could never be written anywhere.
+      throw reject(
+          RejectionReason.BAD_TIME,
+          header
+              + " is '"
+              + text
+              + "', before the Unix epoch (1970-01-01T00:00:00Z); Kafka cannot carry such a"
+              + " time");
+    }
+    return instant;
   }
 
   private static long duration(String header, String text) {

@@ -39,7 +39,10 @@ class DelayHeadersTest {
             "delay-occurrence",
             "delay-error",
             "delay-error-message",
-            "delay-error-omitted");
+            "delay-error-omitted",
+            "delay-error-id",
+            "delay-source",
+            "delay-requested-at");
     assertThat(DelayHeaders.ID).isEqualTo("delay-id");
     assertThat(DelayHeaders.IDEMPOTENCY_KEY).isEqualTo("delay-idempotency-key");
     assertThat(DelayHeaders.DUE_AT).isEqualTo("delay-due-at");
@@ -47,6 +50,9 @@ class DelayHeadersTest {
     assertThat(DelayHeaders.OCCURRENCE).isEqualTo("delay-occurrence");
     assertThat(DelayHeaders.ERROR).isEqualTo("delay-error");
     assertThat(DelayHeaders.ERROR_MESSAGE).isEqualTo("delay-error-message");
+    assertThat(DelayHeaders.ERROR_ID).isEqualTo("delay-error-id");
+    assertThat(DelayHeaders.SOURCE).isEqualTo("delay-source");
+    assertThat(DelayHeaders.REQUESTED_AT).isEqualTo("delay-requested-at");
   }
 
   @Test

@@ -129,16 +129,60 @@ class RequestParserTest {
   }
 
   @Test
-  void shouldNotRejectAsTooFarWhenFireAtIsTheEarliestRepresentableInstant() {
+  void shouldRejectAsBadTimeWhenATimeLiesBeforeTheEpoch() {
+    // Found by RequestParserPropertiesTest ("parser: odd requests"), shrunk to a one-shot due
+    // 1969-12-31T23:59:59.999Z. Accepted, it crash-looped the stream thread at its due time: a
+    // Kafka record cannot carry a negative timestamp.
+    for (String time :
+        List.of(
+            "1969-12-31T23:59:59.999Z",
+            "0001-01-01T00:00:00Z",
+            "-292275055-05-16T16:47:04.192Z",
+            "1970-01-01T00:59:59+01:00")) {
+      ParseResult result =
+          PARSER.parse(
+              bytes("id"),
+              bytes("v"),
+              headers("delay-target-topic", "t", "delay-fire-at", time),
+              NOW,
+              NOW);
+      assertThat(result).as(time).isInstanceOf(ParseResult.Rejected.class);
+      Rejection rejection = ((ParseResult.Rejected) result).rejection();
+      assertThat(rejection.reason()).isEqualTo(RejectionReason.BAD_TIME);
+      assertThat(rejection.message()).contains("before the Unix epoch");
+    }
+    for (String bound : List.of("delay-start-at", "delay-end-at")) {
+      ParseResult result =
+          PARSER.parse(
+              bytes("id"),
+              bytes("v"),
+              headers(
+                  "delay-target-topic",
+                  "t",
+                  "delay-cron",
+                  "0 0 * * * ?",
+                  bound,
+                  "1969-07-20T20:17:40Z"),
+              NOW,
+              NOW);
+      assertThat(((ParseResult.Rejected) result).rejection().reason())
+          .as(bound)
+          .isEqualTo(RejectionReason.BAD_TIME);
+    }
+  }
+
+  @Test
+  void shouldAcceptTheEpochItselfAsADueTimeInThePast() {
     ParseResult result =
         PARSER.parse(
             bytes("id"),
             bytes("v"),
-            headers("delay-target-topic", "t", "delay-fire-at", "-292275055-05-16T16:47:04.192Z"),
+            headers("delay-target-topic", "t", "delay-fire-at", "1970-01-01T00:00:00Z"),
             NOW,
             NOW);
 
-    assertThat(result).isInstanceOf(ParseResult.Accepted.class);
+    assertThat(((ParseResult.Accepted) result).request().schedule().timing())
+        .isEqualTo(new Timing.Once(0));
   }
 
   @Test

@@ -45,6 +45,7 @@ class RequestVectorsTest {
           RejectionReason.SUPERSEDED,
           RejectionReason.NOT_APPLICABLE,
           RejectionReason.UNREADABLE_TASK,
+          RejectionReason.INTERNAL,
           RejectionReason.UNDELIVERABLE);
 
   static Stream<Arguments> vectors() {
