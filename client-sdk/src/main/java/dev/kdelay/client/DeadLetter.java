@@ -88,9 +88,30 @@ public final class DeadLetter {
     return offset;
   }
 
-  /** The record's timestamp: the request's own, or the due time of a task that fired. */
+  /**
+   * The record's timestamp: when kdelay wrote the dead letter. (Earlier versions of kdelay stamped
+   * it with the request's own timestamp, or the due time of a task that fired.)
+   */
   public long timestamp() {
     return timestamp;
+  }
+
+  /**
+   * The timestamp of the request the dead letter holds ({@code delay-requested-at}), which a replay
+   * sends again; for a dead letter without that header (a task that came due, or one written by an
+   * earlier kdelay), the record's own timestamp.
+   */
+  public long requestTimestamp() {
+    return text(DelayHeaders.REQUESTED_AT)
+        .flatMap(
+            value -> {
+              try {
+                return Optional.of(Long.parseLong(value));
+              } catch (NumberFormatException e) {
+                return Optional.empty();
+              }
+            })
+        .orElse(timestamp);
   }
 
   /** The record key; null if there was none or it was left out. */

@@ -21,9 +21,10 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  *
  * <p>The replayed request is the dead letter's key, payload and headers, without kdelay's {@code
  * delay-error*} headers and without the headers kdelay writes on fired records, so that the
- * request's own are the ones that count. It keeps the dead letter's timestamp: kdelay orders
- * requests for one id by timestamp, so a replay never overrides a newer request for the same id,
- * which is then left alone (and the replay dead-lettered {@code SUPERSEDED}).
+ * request's own are the ones that count. It keeps the request's timestamp ({@link
+ * DeadLetter#requestTimestamp}): kdelay orders requests for one id by timestamp, so a replay never
+ * overrides a newer request for the same id, which is then left alone (and the replay dead-lettered
+ * {@code SUPERSEDED}).
  *
  * <ul>
  *   <li>A task that came due and could not be delivered ({@code UNDELIVERABLE}) carries no time:
@@ -138,7 +139,7 @@ public final class Replay {
       headers.add(DelayHeaders.TARGET_KEY, letter.key());
     }
     return new ProducerRecord<>(
-        requestsTopic, null, letter.timestamp(), idBytes, letter.value(), headers);
+        requestsTopic, null, letter.requestTimestamp(), idBytes, letter.value(), headers);
   }
 
   private static boolean hasTime(Headers headers) {

@@ -59,6 +59,34 @@ class ReplayTest {
   }
 
   @Test
+  void shouldSendTheRequestWithItsOwnTimestampWhenTheDeadLetterIsStampedWhenWritten() {
+    // given: a dead letter written at DEAD_LETTER_TIME of a request stamped a minute before
+    long requested = DEAD_LETTER_TIME - 60_000;
+    DeadLetter letter =
+        letter(
+            "order-42",
+            "payload",
+            "UNKNOWN_TOPIC",
+            DelayHeaders.TARGET_TOPIC,
+            "orders.timeout",
+            DelayHeaders.AFTER,
+            "PT15M",
+            DelayHeaders.SOURCE,
+            "delay-requests-3@17",
+            DelayHeaders.REQUESTED_AT,
+            Long.toString(requested));
+
+    // when
+    ProducerRecord<byte[], byte[]> request =
+        Replay.asIs().targetTopic("orders.timeouts").request(letter, REQUESTS, CLOCK);
+
+    // then: ordered as the original was, and without kdelay's dead-letter headers
+    assertThat(letter.requestTimestamp()).isEqualTo(requested);
+    assertThat(request.timestamp()).isEqualTo(requested);
+    assertThat(names(request)).containsExactly(DelayHeaders.AFTER, DelayHeaders.TARGET_TOPIC);
+  }
+
+  @Test
   void shouldCountAnAfterCorrectionFromWhenTheReplayIsSent() {
     DeadLetter letter =
         letter(

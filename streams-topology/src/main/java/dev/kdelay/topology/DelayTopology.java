@@ -3,6 +3,7 @@ package dev.kdelay.topology;
 import dev.kdelay.topology.internals.FiredKey;
 import dev.kdelay.topology.internals.Names;
 import dev.kdelay.topology.internals.RequestProcessor;
+import dev.kdelay.topology.internals.RequestTimestamps;
 import dev.kdelay.topology.internals.ScheduleStoreBuilder;
 import java.util.List;
 import java.util.Objects;
@@ -11,8 +12,10 @@ import java.util.Set;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.StreamPartitioner;
+import org.apache.kafka.streams.processor.TimestampExtractor;
 import org.apache.kafka.streams.processor.TopicNameExtractor;
 
 /**
@@ -50,6 +53,9 @@ public final class DelayTopology {
    * migrates: see the README, "Upgrading from the two-store layout".
    */
   public static final List<String> FIRST_LAYOUT_STORES = Names.FIRST_LAYOUT_STORES;
+
+  /** The sources take the application's offset reset policy. */
+  private static final AutoOffsetReset NO_RESET = null;
 
   private DelayTopology() {}
 
@@ -126,9 +132,12 @@ public final class DelayTopology {
     StreamPartitioner<FiredKey, byte[]> targetPartition =
         (topic, key, value, partitions) -> Optional.of(Set.of(key.partition()));
 
+    TimestampExtractor timestamps = new RequestTimestamps(config.rerouteTopic());
     return new Topology()
-        .addSource(Names.REQUESTS_SOURCE, bytesIn, bytesIn, config.requestsTopic())
-        .addSource(Names.REROUTED_SOURCE, bytesIn, bytesIn, config.rerouteTopic())
+        .addSource(
+            NO_RESET, Names.REQUESTS_SOURCE, timestamps, bytesIn, bytesIn, config.requestsTopic())
+        .addSource(
+            NO_RESET, Names.REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
             Names.PROCESSOR,
             () -> new RequestProcessor(config, targetTopics, metrics, quarantine),

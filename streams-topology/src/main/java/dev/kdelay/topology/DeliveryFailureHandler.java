@@ -48,7 +48,7 @@ public final class DeliveryFailureHandler implements ProductionExceptionHandler 
       ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
     String error = describe(exception);
     Optional<String> cause =
-        quarantine.causeOf(record.topic(), record.key(), record.timestamp(), record.headers());
+        quarantine.causeOf(record.topic(), record.key(), record.value(), record.headers());
     cause.ifPresent(known -> quarantine.refused(known, error));
     if (exception instanceof RecordTooLargeException && cause.isPresent()) {
       quarantine.sizeRefused(

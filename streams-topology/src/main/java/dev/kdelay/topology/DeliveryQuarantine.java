@@ -1,6 +1,7 @@
 package dev.kdelay.topology;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.Names;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -116,22 +117,41 @@ public final class DeliveryQuarantine {
   }
 
   /**
-   * The cause of a dead letter: its timestamp, code and message, which every form of it keeps (its
-   * key and value may be left out) and a retry writes again. Two dead letters alike in all three
-   * share a cause; then both are written in their smallest form, never lost for it.
+   * The cause of a dead letter: its code and what it is about, which every form of it keeps (its
+   * key, value and carried headers may be left out) and a retry writes again unchanged: a fired
+   * record's idempotency key, a request's source position, or a stored entry's id and due time. Not
+   * its timestamp (the time it is written) nor its message (which may say how old a record is),
+   * which change from one try to the next.
    */
-  public static String deadLetterCause(long timestamp, Headers headers) {
-    return "dead-letter:"
-        + timestamp
-        + "/"
-        + text(headers.lastHeader(DelayHeaders.ERROR))
-        + "/"
-        + text(headers.lastHeader(DelayHeaders.ERROR_MESSAGE)).hashCode();
+  public static String deadLetterCause(Headers headers) {
+    String about = text(headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY));
+    if (about.isEmpty()) {
+      about = text(headers.lastHeader(DelayHeaders.SOURCE));
+    }
+    if (about.isEmpty()) {
+      about =
+          text(headers.lastHeader(DelayHeaders.ID))
+              + "@"
+              + text(headers.lastHeader(DelayHeaders.DUE_AT));
+    }
+    return "dead-letter:" + text(headers.lastHeader(DelayHeaders.ERROR)) + ":" + about;
   }
 
-  /** The cause of a request forwarded to the reroute topic. */
-  public static String reroutedCause(byte[] key, long timestamp) {
-    return "rerouted:" + Arrays.hashCode(key) + "@" + timestamp;
+  /**
+   * The cause of a request forwarded to the reroute topic: the request itself (its key, value and
+   * headers, which carry its timestamp), as every retry forwards it again.
+   */
+  public static String reroutedCause(byte[] key, byte[] value, Headers headers) {
+    int hash = Arrays.hashCode(key);
+    hash = 31 * hash + Arrays.hashCode(value);
+    for (Header header : headers) {
+      hash = 31 * hash + header.key().hashCode();
+      hash = 31 * hash + Arrays.hashCode(header.value());
+    }
+    return "rerouted:"
+        + Integer.toHexString(hash)
+        + "/"
+        + text(headers.lastHeader(DelayHeaders.REQUESTED_AT));
   }
 
   /**
@@ -139,21 +159,25 @@ public final class DeliveryQuarantine {
    * whatever the stream thread is processing when the broker's answer arrives, not the record's
    * origin).
    *
-   * @return the cause, or empty for a record this class does not quarantine (changelogs)
+   * @return the cause, or empty for a record this class does not quarantine (kdelay's changelog)
    */
-  Optional<String> causeOf(String topic, byte[] key, Long timestamp, Headers headers) {
-    long stamp = timestamp == null ? -1 : timestamp;
+  Optional<String> causeOf(String topic, byte[] key, byte[] value, Headers headers) {
     if (topic.equals(config.dlqTopic())) {
-      return Optional.of(deadLetterCause(stamp, headers));
+      return Optional.of(deadLetterCause(headers));
     }
     if (topic.equals(config.rerouteTopic())) {
-      return Optional.of(reroutedCause(key, stamp));
+      return Optional.of(reroutedCause(key, value, headers));
     }
     Header idempotencyKey = headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
-    if (idempotencyKey != null && !topic.endsWith("-changelog")) {
+    if (idempotencyKey != null && !topic.equals(changelogTopic())) {
       return Optional.of(firedCause(text(idempotencyKey)));
     }
     return Optional.empty();
+  }
+
+  /** kdelay's own changelog, matched by its name: a user topic may end in -changelog too. */
+  private String changelogTopic() {
+    return config.applicationId() + "-" + Names.SCHEDULES_STORE + "-changelog";
   }
 
   /** A map that forgets its least recently used entry beyond {@link #CAPACITY}; not thread-safe. */

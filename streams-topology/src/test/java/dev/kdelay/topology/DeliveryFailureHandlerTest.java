@@ -44,17 +44,23 @@ class DeliveryFailureHandlerTest {
   }
 
   @Test
-  void shouldQuarantineARefusedDeadLetterByItsTimestampCodeAndMessage() {
+  void shouldQuarantineARefusedDeadLetterByItsCodeAndSourceWhateverItsTimeAndMessage() {
     RecordHeaders headers = new RecordHeaders();
     headers.add(DelayHeaders.ERROR, bytes("BAD_TIME"));
     headers.add(DelayHeaders.ERROR_MESSAGE, bytes("delay-fire-at is not a time"));
+    headers.add(DelayHeaders.SOURCE, bytes("delay-requests-3@17"));
     ProducerRecord<byte[], byte[]> deadLetter =
         new ProducerRecord<>(config.dlqTopic(), null, 42L, null, null, headers);
+    RecordHeaders retried = new RecordHeaders(headers.toArray());
+    retried.remove(DelayHeaders.ERROR_MESSAGE);
+    retried.add(DelayHeaders.ERROR_MESSAGE, bytes("another wording"));
+    ProducerRecord<byte[], byte[]> retry =
+        new ProducerRecord<>(config.dlqTopic(), null, 4_242L, null, null, retried);
 
     handler.handleError(null, deadLetter, new InvalidTimestampException("old"));
-    handler.handleError(null, deadLetter, new InvalidTimestampException("old"));
+    handler.handleError(null, retry, new InvalidTimestampException("old"));
 
-    assertThat(quarantine.refusal(DeliveryQuarantine.deadLetterCause(42L, headers)))
+    assertThat(quarantine.refusal(DeliveryQuarantine.deadLetterCause(headers)))
         .hasValueSatisfying(refusal -> assertThat(refusal.count()).isEqualTo(2));
   }
 

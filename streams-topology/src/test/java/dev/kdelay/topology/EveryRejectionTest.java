@@ -36,10 +36,14 @@ class EveryRejectionTest {
             stateDir,
             Map.of(DelayConfig.MAX_PAYLOAD_BYTES_CONFIG, 100),
             TargetTopics.of(
-                topic ->
-                    topics.containsKey(topic)
-                        ? TargetTopic.present(topics.get(topic))
-                        : TargetTopic.ABSENT))) {
+                topic -> {
+                  if (topic.equals("explodes")) {
+                    throw new IllegalStateException("a bug in kdelay's topic cache");
+                  }
+                  return topics.containsKey(topic)
+                      ? TargetTopic.present(topics.get(topic))
+                      : TargetTopic.ABSENT;
+                }))) {
       Header target = header(DelayHeaders.TARGET_TOPIC, TARGET);
       Header soon = header(DelayHeaders.AFTER, "1000");
       Map<RejectionReason, Runnable> requests = new LinkedHashMap<>();
@@ -107,6 +111,9 @@ class EveryRejectionTest {
             delay.request("p", null); // a cancel stamped now
             delay.request(bytes("p"), bytes("v"), delay.now().minusSeconds(1), target, soon);
           });
+      requests.put(
+          RejectionReason.INTERNAL,
+          () -> delay.request("q", "v", header(DelayHeaders.TARGET_TOPIC, "explodes"), soon));
 
       // when: each bad request, with a valid one after each
       int valid = 0;

@@ -47,16 +47,21 @@ public final class ChangeLoggingScheduleBytesStore
   }
 
   /**
-   * Sends a changelog record through Kafka Streams' internal context, as its own change-logging
-   * stores do: the public API has no way to log a record whose value differs from what the store
-   * keeps (a tombstone for a marker) or that carries headers.
+   * Sends a changelog record through Kafka Streams' internal context, stamped with the wall clock:
+   * the timestamp of the request being processed may be days old (a backlog) and a broker with
+   * {@code message.timestamp.before.max.ms} would refuse it, failing the thread's transaction. A
+   * restore never reads the timestamp.
+   *
+   * <p>Through Kafka Streams' internal context, as its own change-logging stores do: the public API
+   * has no way to log a record whose value differs from what the store keeps (a tombstone for a
+   * marker) or that carries headers.
    */
   private void log(byte[] id, byte[] value, Headers headers) {
     context.logChange(
         name(),
         Bytes.wrap(id),
         value,
-        context.recordContext().timestamp(),
+        context.currentSystemTimeMs(),
         headers,
         wrapped().position());
   }

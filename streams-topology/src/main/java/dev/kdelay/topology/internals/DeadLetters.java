@@ -58,8 +58,7 @@ final class DeadLetters {
   /** Writes a dead letter, fitted to the dead-letter topic. */
   void write(Record<byte[], byte[]> deadLetter) {
     Optional<DeliveryQuarantine.Refusal> refused =
-        quarantine.refusal(
-            DeliveryQuarantine.deadLetterCause(deadLetter.timestamp(), deadLetter.headers()));
+        quarantine.refusal(DeliveryQuarantine.deadLetterCause(deadLetter.headers()));
     Record<byte[], byte[]> fitted;
     if (refused.isEmpty()) {
       fitted = fitted(deadLetter, deliverability.limit(topics.cached(dlqTopic)));

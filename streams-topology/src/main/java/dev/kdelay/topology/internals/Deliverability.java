@@ -1,5 +1,6 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
@@ -114,6 +115,14 @@ final class Deliverability {
       return undeliverable(
           "MESSAGE_TOO_LARGE: the fired record is " + size + " bytes; " + limitText(name, topic));
     }
+    long dueMs = dueOf(fired);
+    if (dueMs < 0) {
+      // Stored by a kdelay that took such times in: no Kafka record can carry it.
+      return undeliverable(
+          "INVALID_TIMESTAMP: the task is due at "
+              + dueMs
+              + ", before the Unix epoch; no Kafka record can be stamped with that time");
+    }
     long age = nowMs - fired.timestamp();
     if (age > topic.maxTimestampAgeMs()) {
       return undeliverable(
@@ -157,6 +166,16 @@ final class Deliverability {
               + " does not exist");
     }
     return Optional.empty();
+  }
+
+  /** The due time a fired record carries in {@code delay-due-at}. */
+  private static long dueOf(Record<FiredKey, byte[]> fired) {
+    org.apache.kafka.common.header.Header due = fired.headers().lastHeader(DelayHeaders.DUE_AT);
+    try {
+      return Long.parseLong(new String(due.value(), java.nio.charset.StandardCharsets.UTF_8));
+    } catch (RuntimeException e) {
+      return fired.timestamp(); // written by OutputRecords, so always there: never happens
+    }
   }
 
   private static long size(Record<FiredKey, byte[]> fired) {

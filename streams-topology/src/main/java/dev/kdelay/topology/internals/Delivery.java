@@ -15,10 +15,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Sends what a due entry produces: the fired record to its target, or, if the target would refuse
- * it, its dead letter; and the dead letter of a stored task that cannot be read. The one way out
- * for a fire, whether the {@link FirePunctuator} found the entry due or a trigger request asked for
- * it now. Either way it notes the fire for the commit that makes it visible ({@link FireCommits}),
- * which the punctuation, or the trigger request, asks for when it ends.
+ * it, its dead letter; and the dead letter of a stored entry kdelay cannot fire (it cannot be read,
+ * or kdelay failed on it). The one way out for a fire, whether the {@link FirePunctuator} found the
+ * entry due or a trigger request asked for it now. Either way it notes the fire for the commit that
+ * makes it visible ({@link FireCommits}), which the punctuation, or the trigger request, asks for
+ * when it ends.
  *
  * <p>Runs on the stream thread only.
  */
@@ -49,23 +50,26 @@ final class Delivery implements Schedules.Firing {
   public void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs) {
     // The record's timestamp is its due time (or the fire time, when triggered before it).
     long lateMs = Math.max(0, nowMs - record.timestamp());
-    commits.fired(nowMs - readyMs);
     Optional<Rejection> undeliverable = check.atFire(record, nowMs);
+    commits.fired(nowMs - readyMs);
     if (undeliverable.isPresent()) {
       // Never hand the producer a record the broker would refuse: under exactly-once that fails
       // the transaction of every task of the thread. The task is not lost: it goes to the
       // dead-letter topic with its fired headers and the reason, in this same transaction, which
       // also removes it from the store.
-      deadLetters.write(OutputRecords.undeliverable(record, undeliverable.get()));
-      metrics.taskUndeliverable(undeliverable.get().reason());
-      if (log.isDebugEnabled()) {
-        log.debug(
-            "event=undeliverable id={} topic={} reason={} message={}",
-            scheduleId(record),
-            LogValues.quote(record.key().topic()),
-            undeliverable.get().reason(),
-            LogValues.quote(undeliverable.get().message()));
-      }
+      deadLetters.write(OutputRecords.undeliverable(record, undeliverable.get(), nowMs));
+      afterward(
+          () -> {
+            metrics.taskUndeliverable(undeliverable.get().reason());
+            if (log.isDebugEnabled()) {
+              log.debug(
+                  "event=undeliverable id={} topic={} reason={} message={}",
+                  scheduleId(record),
+                  LogValues.quote(record.key().topic()),
+                  undeliverable.get().reason(),
+                  LogValues.quote(undeliverable.get().message()));
+            }
+          });
       return;
     }
     String sink =
@@ -73,26 +77,37 @@ final class Delivery implements Schedules.Firing {
             ? Names.FIRE_SINK
             : Names.FIRE_PARTITIONED_SINK;
     context.forward(record, sink);
-    metrics.taskFired(lateMs);
-    if (log.isDebugEnabled()) {
-      log.debug(
-          "event=fired id={} topic={} due={} late_ms={}",
-          scheduleId(record),
-          LogValues.quote(record.key().topic()),
-          record.timestamp(),
-          lateMs);
-    }
+    afterward(
+        () -> {
+          metrics.taskFired(lateMs);
+          if (log.isDebugEnabled()) {
+            log.debug(
+                "event=fired id={} topic={} due={} late_ms={}",
+                scheduleId(record),
+                LogValues.quote(record.key().topic()),
+                record.timestamp(),
+                lateMs);
+          }
+        });
   }
 
   @Override
-  public void unreadable(Record<byte[], byte[]> deadLetter) {
+  public void deadLetter(Record<byte[], byte[]> deadLetter, RejectionReason reason) {
     commits.fired(0);
-    log.error(
-        "event=unreadable-task id={} due={} dead-lettered; the schedule store may be corrupt",
-        LogValues.quote(new String(deadLetter.key(), StandardCharsets.UTF_8)),
-        deadLetter.timestamp());
     deadLetters.write(deadLetter);
-    metrics.taskUndeliverable(RejectionReason.UNREADABLE_TASK);
+    afterward(() -> metrics.taskUndeliverable(reason));
+  }
+
+  /**
+   * Runs what follows a record handed to Kafka Streams: metrics and logging, which must not turn a
+   * record already sent into a failure of the task that sent it.
+   */
+  static void afterward(Runnable reporting) {
+    try {
+      reporting.run();
+    } catch (RuntimeException e) {
+      log.warn("event=reporting-failed error={}", LogValues.quote(e.toString()), e);
+    }
   }
 
   /** The schedule id a fired record carries in its {@code delay-id} header, quoted for a log. */

@@ -129,7 +129,15 @@ final class FirePunctuator implements Punctuator {
         continue; // a trigger's fire, made by a request; its write waits for the commit
       }
       lastDue = due.dueMs();
-      schedules.onDue(due, now, delivery);
+      try {
+        schedules.onDue(due, now, delivery);
+      } catch (RuntimeException failure) {
+        if (UnexpectedFailure.concernsThread(failure)) {
+          throw failure;
+        }
+        // This entry's failure, not the thread's: it goes to the dead-letter topic, the rest fire.
+        schedules.failed(due, now, failure, delivery);
+      }
       handled++;
       lastHandled = due;
     }
@@ -137,7 +145,9 @@ final class FirePunctuator implements Punctuator {
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.
     gauges.punctuated(next, handled > 0 && next <= now ? lastDue : next);
     if (handled > 0) {
-      metrics.punctuated(System.nanoTime() - started, handled);
+      long elapsed = System.nanoTime() - started;
+      int count = handled;
+      Delivery.afterward(() -> metrics.punctuated(elapsed, count));
     }
   }
 }

@@ -17,6 +17,8 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.Cancellable;
@@ -177,14 +179,26 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void process(Record<byte[], byte[]> record) {
     long now = context.currentSystemTimeMs();
+    try {
+      handle(record, now);
+    } catch (RuntimeException failure) {
+      if (UnexpectedFailure.concernsThread(failure)) {
+        throw failure;
+      }
+      // This request's failure, not the thread's: it goes to the dead-letter topic, the rest flow.
+      failed(record, now, failure);
+    }
+  }
+
+  private void handle(Record<byte[], byte[]> record, long now) {
     if (misrouted(record)) {
-      reroute(record);
+      reroute(record, now);
       return;
     }
     ParseResult result =
         parser.parse(record.key(), record.value(), record.headers(), stamped(record, now), now);
     if (result instanceof ParseResult.Rejected rejected) {
-      deadLetter(record, actionOf(record), rejected.rejection());
+      deadLetter(record, actionOf(record), rejected.rejection(), now);
       return;
     }
     DelayRequest request = ((ParseResult.Accepted) result).request();
@@ -194,20 +208,43 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 : check.atIntake(request.id(), request.schedule()))
             .or(() -> schedules.apply(request, now, delivery));
     if (refused.isPresent()) {
-      deadLetter(record, request.action(), refused.get());
-    } else {
-      metrics.requestApplied(request.action());
-      if (request.action() == Action.TRIGGER) {
-        // Fired as it was applied: ask for its commit now, not at the next punctuation's.
-        commits.maybeRequest(context, now);
-      }
-      if (log.isDebugEnabled()) {
-        log.debug(
-            "event=applied id={} action={}",
-            LogValues.quote(request.id()),
-            request.action().wireName());
-      }
+      deadLetter(record, request.action(), refused.get(), now);
+      return;
     }
+    if (request.action() == Action.TRIGGER) {
+      // Fired as it was applied: ask for its commit now, not at the next punctuation's.
+      commits.maybeRequest(context, now);
+    }
+    Delivery.afterward(
+        () -> {
+          metrics.requestApplied(request.action());
+          if (log.isDebugEnabled()) {
+            log.debug(
+                "event=applied id={} action={}",
+                LogValues.quote(request.id()),
+                request.action().wireName());
+          }
+        });
+  }
+
+  /** Dead-letters a request kdelay failed on unexpectedly, naming the error in the log. */
+  private void failed(Record<byte[], byte[]> record, long now, RuntimeException failure) {
+    String source =
+        context
+            .recordMetadata()
+            .map(m -> m.topic() + "-" + m.partition() + "@" + m.offset())
+            .orElse("?");
+    String errorId = UnexpectedFailure.errorId(source, failure);
+    log.error(
+        "event=internal-error error_id={} source={} response=dead-letter",
+        errorId,
+        LogValues.quote(source),
+        failure);
+    Rejection rejection = UnexpectedFailure.rejection("request", errorId, failure);
+    deadLetters.write(
+        OutputRecords.withErrorId(
+            OutputRecords.deadLetter(record, context.recordMetadata(), rejection, now), errorId));
+    Delivery.afterward(() -> metrics.requestRejected(actionOf(record), RejectionReason.INTERNAL));
   }
 
   /** The action a rejected request asked for, or null if it names none: only for metrics. */
@@ -243,24 +280,32 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   /**
    * Forwards a request to the partition its id hashes to, unless the producer refused that once
-   * already: then it is dead-lettered, since the reroute topic will not take it.
+   * already: then it is dead-lettered, since the reroute topic will not take it. The copy is
+   * stamped with the time it is written, which no topic's timestamp limits refuse (a backlog of old
+   * requests would otherwise be), and carries the request's own timestamp in {@code
+   * delay-requested-at}, which its owner reads it by ({@link RequestTimestamps}).
    */
-  private void reroute(Record<byte[], byte[]> record) {
+  private void reroute(Record<byte[], byte[]> record, long now) {
+    Headers headers = new RecordHeaders(record.headers().toArray());
+    headers.remove(DelayHeaders.REQUESTED_AT);
+    headers.add(DelayHeaders.REQUESTED_AT, OutputRecords.utf8(Long.toString(record.timestamp())));
+    Record<byte[], byte[]> copy = record.withTimestamp(now).withHeaders(headers);
     if (!quarantine.isEmpty()) {
       Optional<DeliveryQuarantine.Refusal> refused =
-          quarantine.refusal(DeliveryQuarantine.reroutedCause(record.key(), record.timestamp()));
+          quarantine.refusal(DeliveryQuarantine.reroutedCause(copy.key(), copy.value(), headers));
       if (refused.isPresent()) {
         deadLetter(
             record,
             actionOf(record),
             new Rejection(
                 RejectionReason.UNDELIVERABLE,
-                "the reroute topic refused this request: " + refused.get().error()));
+                "the reroute topic refused this request: " + refused.get().error()),
+            now);
         return;
       }
     }
-    context.forward(record, Names.REROUTE_SINK);
-    metrics.requestRerouted();
+    context.forward(copy, Names.REROUTE_SINK);
+    Delivery.afterward(metrics::requestRerouted);
   }
 
   /**
@@ -280,17 +325,21 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     return owner != metadata.get().partition();
   }
 
-  private void deadLetter(Record<byte[], byte[]> record, Action action, Rejection rejection) {
-    metrics.requestRejected(action, rejection.reason());
-    if (log.isDebugEnabled()) {
-      log.debug(
-          "event=rejected id={} action={} reason={} message={}",
-          LogValues.quote(
-              record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8)),
-          action == null ? "-" : action.wireName(),
-          rejection.reason(),
-          LogValues.quote(rejection.message()));
-    }
-    deadLetters.write(OutputRecords.deadLetter(record, rejection));
+  private void deadLetter(
+      Record<byte[], byte[]> record, Action action, Rejection rejection, long now) {
+    deadLetters.write(OutputRecords.deadLetter(record, context.recordMetadata(), rejection, now));
+    Delivery.afterward(
+        () -> {
+          metrics.requestRejected(action, rejection.reason());
+          if (log.isDebugEnabled()) {
+            log.debug(
+                "event=rejected id={} action={} reason={} message={}",
+                LogValues.quote(
+                    record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8)),
+                action == null ? "-" : action.wireName(),
+                rejection.reason(),
+                LogValues.quote(rejection.message()));
+          }
+        });
   }
 }

@@ -10,6 +10,7 @@ import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.HeldWrites.Write;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import dev.kdelay.topology.internals.ScheduleStore.Stored;
@@ -18,6 +19,8 @@ import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The schedules of one partition: applies requests to the {@link ScheduleStore} and decides what a
@@ -45,6 +48,8 @@ import org.apache.kafka.streams.processor.api.Record;
  * <p>Runs on the stream thread only.
  */
 final class Schedules {
+
+  private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
   private final ScheduleStore store;
   private final long cancelRetentionMs;
@@ -85,8 +90,11 @@ final class Schedules {
      */
     void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs);
 
-    /** Receives the dead letter of a stored task that cannot be decoded. */
-    void unreadable(Record<byte[], byte[]> deadLetter);
+    /**
+     * Receives the dead letter of a stored entry that cannot fire: one that cannot be decoded, or
+     * one kdelay failed on.
+     */
+    void deadLetter(Record<byte[], byte[]> deadLetter, RejectionReason reason);
   }
 
   /**
@@ -113,6 +121,11 @@ final class Schedules {
       }
     } else if (stored != null) {
       current = stored.entry().value();
+      if (current.state().marker() && current.timeMs() <= nowMs) {
+        // Expired: a sweep forgets it at the next punctuation, and a restore may have brought it
+        // back until then; either way the retention is over and it orders nothing.
+        current = null;
+      }
     }
     if (current != null && supersedes(current, request.timestamp())) {
       return rejection(
@@ -245,8 +258,11 @@ final class Schedules {
     StoredTask task = current.decodeTask().value();
     Schedule schedule = task.schedule();
     if (!(schedule.timing() instanceof CronSpec spec)) {
-      firing.fire(OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1), nowMs, requestMs);
-      forgetFired(id, stored, requestMs, nowMs);
+      Record<FiredKey, byte[]> fired =
+          OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1);
+      ScheduleEntry marker = firedMarker(requestMs, nowMs);
+      firing.fire(fired, nowMs, requestMs);
+      write(id, stored, marker, true);
       return Optional.empty();
     }
     boolean paused = current.state() == State.PAUSED;
@@ -262,17 +278,18 @@ final class Schedules {
     // Seen at its own due time at the latest: never missed, so it fires whatever the policy.
     Recurrence.Step step =
         recurrence.onDue(spec, dueMs, task.occurrence() - 1, Math.min(nowMs, dueMs));
+    StoredTask after = new StoredTask(schedule, task.occurrence() + 1);
+    ScheduleEntry next;
+    if (step.next().isEmpty()) {
+      next = null;
+    } else if (paused) {
+      next = ScheduleEntry.pausedAfter(dueMs, requestMs, after);
+    } else {
+      next = ScheduleEntry.scheduled(step.next().getAsLong(), requestMs, after);
+    }
+    // Everything that could fail is computed: the fire goes out, then the write that records it.
     firing.fire(
         OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs, requestMs);
-    if (step.next().isEmpty()) {
-      write(id, stored, null, true);
-      return Optional.empty();
-    }
-    StoredTask after = new StoredTask(schedule, task.occurrence() + 1);
-    ScheduleEntry next =
-        paused
-            ? ScheduleEntry.pausedAfter(dueMs, requestMs, after)
-            : ScheduleEntry.scheduled(step.next().getAsLong(), requestMs, after);
     write(id, stored, next, true);
     return Optional.empty();
   }
@@ -361,47 +378,107 @@ final class Schedules {
 
   /**
    * Handles an entry that came due: fires its task and stores a recurring schedule's next
-   * occurrence, or turns a fired one-shot into its marker. A task that cannot be decoded is
+   * occurrence, or turns a fired one-shot into its marker. An entry that cannot be decoded is
    * dead-lettered with its stored bytes, never dropped and never a crash.
+   *
+   * <p>Everything that could fail on this entry is computed before the fire goes out, and the write
+   * that records it comes last (see {@link UnexpectedFailure}).
    */
   void onDue(ScheduleStore.Due due, long nowMs, Firing firing) {
     String id = due.stored().id();
     Stored stored = due.stored();
+    if (stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
+      // Its header cannot be read, so the store indexed it at the start of the due index.
+      unreadable(id, OptionalLong.empty(), stored.raw(), damaged.error(), nowMs, firing);
+      write(id, stored, null, true);
+      return;
+    }
     ScheduleEntry entry = due.entry();
     Decoded<StoredTask> decoded = entry.decodeTask();
     if (decoded instanceof Decoded.Unreadable<StoredTask> unreadable) {
-      firing.unreadable(
-          OutputRecords.unreadable(id, due.dueMs(), entry.task(), unreadable.error()));
+      unreadable(id, OptionalLong.of(due.dueMs()), entry.task(), unreadable.error(), nowMs, firing);
       write(id, stored, null, true);
       return;
     }
     StoredTask task = decoded.value();
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
-      firing.fire(
-          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1), nowMs, due.dueMs());
-      forgetFired(id, stored, entry.requestMs(), nowMs);
+      Record<FiredKey, byte[]> fired =
+          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1);
+      ScheduleEntry marker = firedMarker(entry.requestMs(), nowMs);
+      firing.fire(fired, nowMs, due.dueMs());
+      write(id, stored, marker, true);
       return;
     }
     Recurrence.Step step = recurrence.onDue(spec, due.dueMs(), task.occurrence() - 1, nowMs);
+    ScheduleEntry next =
+        step.next().isEmpty()
+            ? null
+            : ScheduleEntry.scheduled(
+                step.next().getAsLong(),
+                entry.requestMs(),
+                new StoredTask(task.schedule(), task.occurrence() + (step.fire() ? 1 : 0)));
     if (step.fire()) {
       firing.fire(
           OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
           nowMs,
           due.dueMs());
     } else {
-      metrics.occurrenceSkipped();
+      Delivery.afterward(metrics::occurrenceSkipped);
     }
-    if (step.next().isEmpty()) {
-      write(id, stored, null, true);
-      return;
-    }
-    long occurrence = task.occurrence() + (step.fire() ? 1 : 0);
-    ScheduleEntry next =
-        ScheduleEntry.scheduled(
-            step.next().getAsLong(),
-            entry.requestMs(),
-            new StoredTask(task.schedule(), occurrence));
     write(id, stored, next, true);
+  }
+
+  /**
+   * Dead-letters a due entry kdelay failed on unexpectedly, and forgets it: the partition goes on
+   * with the next entry. A one-shot is dead-lettered as it would have fired (so it can be
+   * replayed), anything else with its stored bytes.
+   */
+  void failed(ScheduleStore.Due due, long nowMs, RuntimeException failure, Firing firing) {
+    String id = due.stored().id();
+    String errorId = UnexpectedFailure.errorId(id + "@" + due.dueMs(), failure);
+    log.error(
+        "event=internal-error error_id={} id={} due={} response=dead-letter",
+        errorId,
+        LogValues.quote(id),
+        due.dueMs(),
+        failure);
+    Rejection rejection = UnexpectedFailure.rejection("task", errorId, failure);
+    Record<byte[], byte[]> deadLetter;
+    try {
+      StoredTask task = due.entry().decodeTask().value();
+      if (task.schedule().recurring()) {
+        throw new IllegalStateException("a recurring schedule is dead-lettered whole");
+      }
+      deadLetter =
+          OutputRecords.undeliverable(
+              OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
+              rejection,
+              nowMs);
+    } catch (RuntimeException notAFire) {
+      deadLetter =
+          OutputRecords.stored(
+              id,
+              OptionalLong.of(due.dueMs()),
+              due.stored().raw(),
+              RejectionReason.INTERNAL,
+              rejection.message(),
+              nowMs);
+    }
+    firing.deadLetter(OutputRecords.withErrorId(deadLetter, errorId), RejectionReason.INTERNAL);
+    write(id, due.stored(), null, true);
+  }
+
+  private static void unreadable(
+      String id, OptionalLong dueMs, byte[] stored, String problem, long nowMs, Firing firing) {
+    log.error(
+        "event=unreadable-task id={} due={} response=dead-letter problem={}; the schedule store may"
+            + " be corrupt, or written by a newer kdelay",
+        LogValues.quote(id),
+        dueMs.isPresent() ? Long.toString(dueMs.getAsLong()) : "-",
+        LogValues.quote(problem));
+    firing.deadLetter(
+        OutputRecords.unreadable(id, dueMs, stored, problem, nowMs),
+        RejectionReason.UNREADABLE_TASK);
   }
 
   /** How many ids have a write held. */
@@ -433,15 +510,13 @@ final class Schedules {
   }
 
   /**
-   * After a one-shot fired: remembers it for the fired retention, as a cancel is remembered, or
-   * forgets it at once when the retention is 0. Either way one changelog record.
+   * What a one-shot leaves when it fired: its marker for the fired retention, as a cancel is
+   * remembered, or nothing when the retention is 0. Either way one changelog record.
    */
-  private void forgetFired(String id, Stored stored, long requestMs, long nowMs) {
-    ScheduleEntry marker =
-        firedRetentionMs == 0
-            ? null
-            : ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs);
-    write(id, stored, marker, true);
+  private ScheduleEntry firedMarker(long requestMs, long nowMs) {
+    return firedRetentionMs == 0
+        ? null
+        : ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs);
   }
 
   private void put(String id, Stored previous, ScheduleEntry next) {
@@ -479,7 +554,10 @@ final class Schedules {
   private void make(String id, Write write) {
     ScheduleEntry next = write.next();
     store.write(id, write.previous(), next);
-    gauges.transition(idBytes(id), stateOf(write.previous()), next == null ? null : next.state());
+    Delivery.afterward(
+        () ->
+            gauges.transition(
+                idBytes(id), stateOf(write.previous()), next == null ? null : next.state()));
   }
 
   /** The state of what was stored; null for nothing, or for an entry that cannot be read. */

@@ -14,6 +14,10 @@ import java.util.Arrays;
  * {@value #FORMAT}  "format"                 the layout's format byte, {@link ScheduleEntry#FORMAT_2}
  * </pre>
  *
+ * <p>An entry whose header cannot be read (a damaged store, or a newer kdelay's format) sits in the
+ * due index at {@value #UNREADABLE_DUE_MS}, its start: the next punctuation finds it and
+ * dead-letters it as {@code UNREADABLE_TASK}, so that nothing stored is left behind silently.
+ *
  * <p>Times are big-endian with the sign bit flipped, so that byte order is numeric order; ids are
  * UTF-8. The indexes are derived from the entries (the header of each says where it sits), written
  * in the same write batch, rebuilt on restore, and never changelogged. A bare prefix of kind and
@@ -27,6 +31,9 @@ final class StoreKeys {
   static final byte FORMAT = 0x7f;
 
   static final byte[] FORMAT_KEY = {FORMAT, 'f', 'o', 'r', 'm', 'a', 't'};
+
+  /** The due time an entry whose header cannot be read is indexed at. */
+  static final long UNREADABLE_DUE_MS = 0;
 
   private static final int INDEX_HEADER = 1 + Long.BYTES;
 
@@ -70,12 +77,10 @@ final class StoreKeys {
     return Arrays.copyOfRange(key, INDEX_HEADER, key.length);
   }
 
-  /**
-   * The index key an entry owns, or null if it owns none (paused, or a header that cannot be read).
-   */
+  /** The index key an entry owns, or null if it owns none (a paused one, or none at all). */
   static byte[] indexOf(byte[] id, byte[] entry) {
     byte kind = indexKindOf(entry);
-    return kind == NONE ? null : index(kind, ScheduleEntry.timeOf(entry), id);
+    return kind == NONE ? null : index(kind, indexTimeOf(entry), id);
   }
 
   /**
@@ -86,7 +91,7 @@ final class StoreKeys {
    */
   static byte[] positionOf(byte[] entry) {
     byte kind = indexKindOf(entry);
-    return kind == NONE ? NO_POSITION : indexPrefix(kind, ScheduleEntry.timeOf(entry));
+    return kind == NONE ? NO_POSITION : indexPrefix(kind, indexTimeOf(entry));
   }
 
   /** Whether bytes are a {@linkplain #positionOf position}: empty, or an index kind and a time. */
@@ -107,14 +112,22 @@ final class StoreKeys {
 
   /** The kind of index key an entry owns, or {@link #NONE}. */
   private static byte indexKindOf(byte[] entry) {
-    if (entry == null || ScheduleEntry.damage(entry) != null) {
+    if (entry == null) {
       return NONE;
+    }
+    if (ScheduleEntry.damage(entry) != null) {
+      return DUE;
     }
     State state = ScheduleEntry.stateOf(entry);
     if (state == State.PAUSED) {
       return NONE;
     }
     return state.marker() ? EXPIRY : DUE;
+  }
+
+  /** The time of the index key an entry owns: its own, or for one that cannot be read, 0. */
+  private static long indexTimeOf(byte[] entry) {
+    return ScheduleEntry.damage(entry) != null ? UNREADABLE_DUE_MS : ScheduleEntry.timeOf(entry);
   }
 
   /** The smallest key greater than {@code key}. */

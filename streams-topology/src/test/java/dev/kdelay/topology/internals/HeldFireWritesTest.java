@@ -253,8 +253,8 @@ class HeldFireWritesTest {
       }
 
       @Override
-      public void unreadable(Record<byte[], byte[]> deadLetter) {
-        throw new AssertionError("no entry here is unreadable");
+      public void deadLetter(Record<byte[], byte[]> deadLetter, RejectionReason reason) {
+        throw new AssertionError("no entry here is dead-lettered: " + reason);
       }
     };
   }
