@@ -116,6 +116,34 @@ class FoundByPropertiesTest {
     }
   }
 
+  /**
+   * "topology: sequences with crashes" (a random seed, case 1,618 of 20,000), shrunk to: a cron
+   * schedule "b", pause, its stored task damaged, pause. The second pause was applied, re-stamping
+   * the unreadable entry, where the README says a pause of a schedule whose task cannot be read is
+   * dead-lettered UNREADABLE_TASK.
+   */
+  @Test
+  void shouldDeadLetterAPauseOfAPausedScheduleWhoseTaskCannotBeRead() {
+    try (DelayDriver delay = DelayDriver.exactlyOnce(stateDir)) {
+      // given
+      delay.request(
+          "b",
+          "v",
+          header(DelayHeaders.TARGET_TOPIC, TARGET),
+          header(DelayHeaders.CRON, "*/1 * * * * ?"));
+      delay.request("b", null, header(DelayHeaders.ACTION, "pause"));
+      StoredSchedules.damageTask(delay.driver, "b");
+
+      // when
+      delay.request("b", null, header(DelayHeaders.ACTION, "pause"));
+
+      // then
+      assertThat(delay.deadLetters())
+          .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+          .containsExactly(RejectionReason.UNREADABLE_TASK.name());
+    }
+  }
+
   private static Observed send(TopologyHarness harness, RequestSpec spec) {
     GeneratedRequest request = spec.render(harness.now(), harness.limits());
     return harness.send(request);

@@ -73,6 +73,28 @@ class ManualActionsTest {
   }
 
   @Test
+  void shouldNotFireTheOccurrenceATriggerFiredWhilePausedWhenPausedAgainAndResumed() {
+    // given: every ten seconds, paused, and its next occurrence (12:00:10) triggered while paused
+    delay = new CronDriver(stateDir, NOON.plusSeconds(1));
+    delay.request("tick", "v", TO_TARGET, cron(EVERY_10_SECONDS));
+    delay.request("tick", null, action("pause"));
+    delay.request("tick", null, action("trigger"));
+    assertThat(delay.fired())
+        .extracting(r -> headerText(r.headers(), DelayHeaders.IDEMPOTENCY_KEY))
+        .containsExactly("tick@" + NOON.plusSeconds(10).toEpochMilli());
+
+    // when: paused again (it already is) and resumed before 12:00:10
+    delay.request("tick", null, action("pause"));
+    delay.request("tick", null, action("resume"));
+    delay.runUntil(NOON.plusSeconds(25), Duration.ofSeconds(1));
+
+    // then: 12:00:10 fired once, by the trigger; the schedule goes on from 12:00:20
+    assertThat(delay.fired())
+        .extracting(r -> headerText(r.headers(), DelayHeaders.IDEMPOTENCY_KEY))
+        .containsExactly("tick@" + NOON.plusSeconds(20).toEpochMilli());
+  }
+
+  @Test
   void shouldFireTheNextOccurrenceOfARecurringScheduleAndGoOnFromTheOneAfter() {
     // given: every ten seconds, 12:00:00 fired
     delay = new CronDriver(stateDir, NOON.minusSeconds(5));

@@ -36,6 +36,16 @@ final class StoredSchedules {
     return states;
   }
 
+  /** Damages the task an id's live entry holds, its header left readable. */
+  static void damageTask(TopologyTestDriver driver, String id) {
+    ScheduleEntry entry = of(driver).lookup(id).orElseThrow().entry().value();
+    damage(
+        driver,
+        id,
+        new ScheduleEntry(entry.state(), entry.timeMs(), entry.requestMs(), new byte[] {0x7f, 1})
+            .toBytes());
+  }
+
   /**
    * Replaces what is stored for an id with bytes, as a corrupt store would hold them: in RocksDB,
    * under the change logging, which logs only entries it can read.

@@ -70,9 +70,13 @@ public record ScheduleEntry(State state, long timeMs, long requestMs, byte[] tas
   /** The time of a paused entry whose schedule no trigger fired while it was paused. */
   public static final long NOT_TRIGGERED = Long.MAX_VALUE;
 
-  /** This entry, paused: the same task, no due time. */
+  /**
+   * This entry, paused: the same task, no due time. One paused already keeps the occurrence a
+   * trigger fired while it was paused, which a resume must start after.
+   */
   public ScheduleEntry paused(long requestMs) {
-    return new ScheduleEntry(State.PAUSED, NOT_TRIGGERED, requestMs, task);
+    return new ScheduleEntry(
+        State.PAUSED, state == State.PAUSED ? timeMs : NOT_TRIGGERED, requestMs, task);
   }
 
   /**

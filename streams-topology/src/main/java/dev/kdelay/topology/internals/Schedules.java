@@ -191,15 +191,10 @@ final class Schedules {
 
   private Optional<Rejection> pause(
       String id, Stored stored, ScheduleEntry current, long requestMs) {
-    Optional<Rejection> refused = notLive("pause", current);
+    Optional<Rejection> refused =
+        notLive("pause", current).or(() -> notRecurring("pause", current));
     if (refused.isPresent()) {
       return refused;
-    }
-    if (current.state() == State.SCHEDULED) {
-      refused = notRecurring("pause", current);
-      if (refused.isPresent()) {
-        return refused;
-      }
     }
     put(id, stored, current.paused(requestMs));
     return Optional.empty();
