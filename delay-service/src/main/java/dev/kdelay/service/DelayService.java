@@ -273,10 +273,11 @@ public final class DelayService implements AutoCloseable {
             ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.ADMIN));
     // Target topics seen at intake are warmed into the stream threads' producers, so that no
     // first fire to a topic waits for its metadata on the stream thread.
-    clients = new WarmingClientSupplier();
+    // Every record the producers fail to send is reported to the quarantine, with the record.
+    DeliveryQuarantine quarantine = new DeliveryQuarantine(ready);
+    clients = new WarmingClientSupplier(quarantine);
     targetTopics = AdminTargetTopics.create(targetAdmin, ready, clients);
     Properties properties = ready.streamsProperties();
-    DeliveryQuarantine quarantine = new DeliveryQuarantine(ready);
     quarantine.install(properties);
     HostInfo self = null;
     if (service.httpPort() != 0) {

@@ -7,7 +7,6 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.Deque;
-import java.util.Set;
 import org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -16,7 +15,10 @@ import org.slf4j.LoggerFactory;
  * Replaces a stream thread that died of an unexpected exception, so that one bad moment does not
  * stop the instance; its tasks are revived from their changelogs and, under exactly-once, nothing
  * it had not committed is visible. A failure that keeps repeating is not a bad moment: past {@code
- * maxFailures} within {@code window} the instance shuts down instead of spinning.
+ * maxFailures} within {@code window} the instance shuts down instead of spinning. A failure caused
+ * by a record the broker refused, which the {@link DeliveryQuarantine} learned, does not count: the
+ * replaced thread dead-letters that record instead of sending it again, so each such failure is
+ * progress, however many bad records are due together.
  */
 final class ReplaceThreadHandler implements StreamsUncaughtExceptionHandler {
 
@@ -39,14 +41,22 @@ final class ReplaceThreadHandler implements StreamsUncaughtExceptionHandler {
   /** Runs on the failing stream thread; several may fail at once, hence synchronized. */
   @Override
   public synchronized StreamThreadExceptionResponse handle(Throwable exception) {
-    // A target that refused kdelay's write for want of permission is fatal to Kafka Streams,
-    // so the production exception handler never saw it: hold that topic's fires back, or the
-    // replaced thread would fire into the same refusal.
-    Set<String> refused = quarantine.learn(exception);
-    if (!refused.isEmpty()) {
+    // A target that refused kdelay's write for want of permission is fatal to Kafka Streams: hold
+    // that topic's fires back, or the replaced thread would fire into the same refusal.
+    DeliveryQuarantine.Learned learned = quarantine.learn(exception);
+    if (!learned.topics().isEmpty()) {
       log.warn(
           "event=target-topics-quarantined topics={} reason=TOPIC_AUTHORIZATION_FAILED",
-          LogValues.quote(String.join(",", refused)));
+          LogValues.quote(String.join(",", learned.topics())));
+    }
+    if (learned.handled()) {
+      // A refusal the quarantine learned: the replaced thread dead-letters that record instead,
+      // so this failure is progress, not the loop the limit is there to stop.
+      log.error(
+          "event=stream-thread-failed thread={} cause=record-refused response=replace-thread",
+          LogValues.quote(Thread.currentThread().getName()),
+          exception);
+      return StreamThreadExceptionResponse.REPLACE_THREAD;
     }
     Instant now = clock.instant();
     failures.addLast(now);

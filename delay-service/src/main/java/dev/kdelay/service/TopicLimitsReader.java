@@ -30,8 +30,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Reads what the cluster says of target topics, for any number of them in two requests: one {@code
  * describeTopics} (existence, partitions, and the operations kdelay's principal may perform) and
- * one {@code describeConfigs} ({@code max.message.bytes}, {@code message.timestamp.type} and {@code
- * message.timestamp.before.max.ms}).
+ * one {@code describeConfigs} ({@code max.message.bytes}, {@code message.timestamp.type}, {@code
+ * message.timestamp.before.max.ms} and {@code cleanup.policy}).
  *
  * <p>Thread-safe: it holds nothing but the Admin client, and the returned futures complete on the
  * Admin client's thread.
@@ -131,7 +131,8 @@ final class TopicLimitsReader {
     }
     return topic
         .withMaxMessageBytes(maxMessageBytes(config))
-        .withMaxTimestampAgeMs(maxTimestampAgeMs(config));
+        .withMaxTimestampAgeMs(maxTimestampAgeMs(config))
+        .withCompacted(compacted(config));
   }
 
   /** Unknown operations (an old broker, or none asked) count as allowed: the broker decides. */
@@ -157,6 +158,12 @@ final class TopicLimitsReader {
       return Long.MAX_VALUE;
     }
     return Math.max(0, Long.parseLong(age));
+  }
+
+  /** Whether the topic compacts, and so refuses records without a key. */
+  private static boolean compacted(Config config) {
+    String policy = valueOf(config, TopicConfig.CLEANUP_POLICY_CONFIG);
+    return policy != null && policy.contains(TopicConfig.CLEANUP_POLICY_COMPACT);
   }
 
   private static String valueOf(Config config, String name) {

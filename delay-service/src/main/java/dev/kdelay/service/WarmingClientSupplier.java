@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
 import java.util.Collection;
 import java.util.Collections;
@@ -20,7 +21,8 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kafka Streams' own clients, with producers that learn target topics before they fire to them.
+ * Kafka Streams' own clients, with producers that learn target topics before they fire to them, and
+ * whose failed sends the {@link DeliveryQuarantine} watches ({@link DeliveryQuarantine#watch}).
  *
  * <p>Why: a producer that has never written to a topic fetches the topic's metadata inside {@code
  * send} ({@code KafkaProducer.waitOnMetadata}, or {@code partitionsFor} when Kafka Streams applies
@@ -37,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * producer's {@code max.block.ms}; the stream threads are not affected.
  *
  * <pre>{@code
- * WarmingClientSupplier clients = new WarmingClientSupplier();
+ * WarmingClientSupplier clients = new WarmingClientSupplier(quarantine);
  * KafkaStreams streams = new KafkaStreams(topology, properties, clients);
  * clients.warm(List.of("orders"));
  * }</pre>
@@ -48,6 +50,7 @@ final class WarmingClientSupplier
   private static final Logger log = LoggerFactory.getLogger(WarmingClientSupplier.class);
 
   private final KafkaClientSupplier clients = new DefaultKafkaClientSupplier();
+  private final DeliveryQuarantine quarantine;
 
   // Weak: Kafka Streams closes and drops a thread's producer (a replaced thread, a fenced
   // producer); it is forgotten here once nothing else holds it.
@@ -62,9 +65,16 @@ final class WarmingClientSupplier
             return thread;
           });
 
+  /**
+   * @param quarantine told of every record the producers fail to send
+   */
+  WarmingClientSupplier(DeliveryQuarantine quarantine) {
+    this.quarantine = quarantine;
+  }
+
   @Override
   public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
-    Producer<byte[], byte[]> producer = clients.getProducer(config);
+    Producer<byte[], byte[]> producer = quarantine.watch(clients.getProducer(config));
     producers.add(producer);
     return producer;
   }

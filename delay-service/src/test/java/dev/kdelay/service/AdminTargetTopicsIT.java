@@ -3,6 +3,8 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.TargetTopic;
 import java.io.IOException;
 import java.net.ServerSocket;
@@ -174,7 +176,8 @@ class AdminTargetTopicsIT {
     // given: a producer as Kafka Streams gets it, and two topics it never wrote to
     String seen = createTopic("seen", 2, Map.of());
     String unseen = createTopic("unseen", 2, Map.of());
-    try (WarmingClientSupplier clients = new WarmingClientSupplier();
+    try (WarmingClientSupplier clients =
+            new WarmingClientSupplier(new DeliveryQuarantine(new DelayConfig(Map.of())));
         Producer<byte[], byte[]> producer =
             clients.getProducer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));
         AdminTargetTopics topics = targetTopics(clients)) {

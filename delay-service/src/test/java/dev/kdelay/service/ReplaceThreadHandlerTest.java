@@ -1,15 +1,20 @@
 package dev.kdelay.service;
 
+import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.REPLACE_THREAD;
 import static org.apache.kafka.streams.errors.StreamsUncaughtExceptionHandler.StreamThreadExceptionResponse.SHUTDOWN_CLIENT;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DeliveryQuarantine;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Set;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.errors.StreamsException;
 import org.junit.jupiter.api.Test;
 
@@ -37,6 +42,27 @@ class ReplaceThreadHandlerTest {
     handler.handle(failure);
     handler.handle(failure);
 
+    assertThat(handler.handle(failure)).isEqualTo(SHUTDOWN_CLIENT);
+  }
+
+  @Test
+  void shouldNotCountTowardsTheLimitAFailureOverARecordTheQuarantineLearned() {
+    // given: three records refused at once, each failing a thread in turn (limit: 2 a minute)
+    for (int i = 0; i < 3; i++) {
+      InvalidRecordException refusal = new InvalidRecordException("refused " + i);
+      RecordHeaders headers = new RecordHeaders();
+      headers.add(DelayHeaders.IDEMPOTENCY_KEY, ("id-" + i + "@1").getBytes(UTF_8));
+      quarantine.recordRefused(
+          new ProducerRecord<>("orders", null, 1L, new byte[0], new byte[0], headers), refusal);
+
+      // when / then: each is progress (the retry dead-letters it), not a loop
+      assertThat(handler.handle(new StreamsException("send failed", refusal)))
+          .isEqualTo(REPLACE_THREAD);
+    }
+
+    // and: other failures still count
+    handler.handle(failure);
+    handler.handle(failure);
     assertThat(handler.handle(failure)).isEqualTo(SHUTDOWN_CLIENT);
   }
 

@@ -1,12 +1,8 @@
 package dev.kdelay.topology;
 
-import dev.kdelay.topology.internals.RecordSize;
 import java.util.Map;
-import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigException;
-import org.apache.kafka.common.errors.RecordTooLargeException;
-import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
 import org.slf4j.Logger;
@@ -14,7 +10,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Kafka Streams' production exception handler in kdelay: a record the producer refused is
- * remembered in the {@link DeliveryQuarantine}, and the stream thread fails at once.
+ * remembered in the {@link DeliveryQuarantine} (where a watched producer has reported it already),
+ * and the stream thread fails at once.
  *
  * <p>Failing is the only honest answer under exactly-once: the refusal has already made the
  * producer's transaction abortable, so going on would only lose more work at the commit. The stream
@@ -46,28 +43,14 @@ public final class DeliveryFailureHandler implements ProductionExceptionHandler 
   @Override
   public Response handleError(
       ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
-    String error = describe(exception);
-    Optional<String> cause =
-        quarantine.causeOf(record.topic(), record.key(), record.value(), record.headers());
-    cause.ifPresent(known -> quarantine.refused(known, error));
-    if (exception instanceof RecordTooLargeException && cause.isPresent()) {
-      quarantine.sizeRefused(
-          record.topic(), RecordSize.of(record.key(), record.value(), record.headers()));
-    }
+    // A watched producer (DeliveryQuarantine.watch) reported it already; this is the one Kafka
+    // Streams hears of, recorded here when nothing watches the producer.
+    boolean recordedNow = quarantine.recordRefused(record, exception);
     log.error(
-        "event=record-refused topic={} cause={} error={} response={}",
+        "event=record-refused topic={} error={} response=fail{}",
         LogValues.quote(record.topic()),
-        LogValues.quote(cause.orElse(null)),
-        LogValues.quote(error),
-        cause.isPresent() ? "quarantine-and-fail" : "fail");
+        LogValues.quote(DeliveryQuarantine.describe(exception)),
+        recordedNow ? " quarantined=true" : "");
     return Response.fail();
-  }
-
-  /** The broker's name for an error, then its message: {@code MESSAGE_TOO_LARGE: ...}. */
-  static String describe(Exception exception) {
-    Errors error = Errors.forException(exception);
-    String name =
-        error == Errors.UNKNOWN_SERVER_ERROR ? exception.getClass().getSimpleName() : error.name();
-    return name + ": " + exception.getMessage();
   }
 }

@@ -2,8 +2,10 @@ package dev.kdelay.topology;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.Names;
+import dev.kdelay.topology.internals.RecordSize;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
@@ -12,21 +14,38 @@ import java.util.OptionalLong;
 import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
+import java.util.WeakHashMap;
 import java.util.function.LongSupplier;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.errors.ApiException;
+import org.apache.kafka.common.errors.AuthorizationException;
+import org.apache.kafka.common.errors.InvalidPidMappingException;
+import org.apache.kafka.common.errors.InvalidProducerEpochException;
+import org.apache.kafka.common.errors.InvalidTopicException;
+import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
+import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.errors.TransactionAbortableException;
+import org.apache.kafka.common.errors.TransactionAbortedException;
+import org.apache.kafka.common.errors.UnknownProducerIdException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
+import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * The records the producer refused, remembered so that the same record is never handed to it again:
- * kdelay's safety net for what its deliverability checks could not foresee.
+ * The records the broker refused, remembered so that the same record is never handed to the
+ * producer again: kdelay's safety net for what its deliverability checks could not foresee.
  *
  * <p>Under exactly-once a refused record fails the whole transaction: the stream thread stops, its
  * tasks are revived from their changelogs, and everything since the last commit runs again. Were
- * the refused record simply written again, that would repeat forever. Instead {@link
- * DeliveryFailureHandler} records its cause here before the thread fails, and on the second try
- * kdelay writes a dead letter in its place:
+ * the refused record simply written again, that would repeat forever. Instead every refusal is
+ * recorded here ({@link #recordRefused}), and on the retry kdelay writes a dead letter in its
+ * place:
  *
  * <ul>
  *   <li>a fired record ({@link #firedCause}) is dead-lettered as {@code UNDELIVERABLE};
@@ -34,16 +53,33 @@ import org.apache.kafka.streams.StreamsConfig;
  *       and, refused again, dropped with an ERROR log line: the one loss left, for a dead-letter
  *       topic that refuses even a few hundred bytes;
  *   <li>a request forwarded to the reroute topic ({@link #reroutedCause}) is dead-lettered;
- *   <li>a topic kdelay may not write to ({@link #topicRefused}) gets no fired records for a while.
+ *   <li>a topic kdelay may not write to, or that the broker calls invalid, gets no fired records
+ *       for {@link #TOPIC_REFUSAL_MS} ({@link #topicRefusal}).
  * </ul>
+ *
+ * <p><b>Every refusal is seen.</b> The producers Kafka Streams uses are {@linkplain #watch
+ * watched}: each failed send reports its record and error here, from the producer's I/O thread,
+ * before Kafka Streams hears of it. Kafka Streams' own handler hears only the first refusal of a
+ * transaction (its record collector skips the callbacks after one), and none of the errors it
+ * treats as fatal (authorization, {@code InvalidTopicException}, {@code UnknownServerException}),
+ * so one failed transaction now teaches every refusal the broker made in it. An error that is not
+ * the record's own is not held against it: a transaction aborted, a batch-mate's invalid record,
+ * and the transaction's error that the producer passes on to every record still queued behind it
+ * (the same exception object again, told apart by identity).
+ *
+ * <p><b>Progress after a refusal.</b> A failed transaction may hold records the broker never
+ * judged. So for {@link #RECOVERY_MS} after a refusal the punctuations fire in small steps, one
+ * entry per transaction at first and twice as many after each commit that succeeds, and every
+ * failure makes progress however many bad records are due together. Failures the quarantine has
+ * handled do not count towards the instance's limit on failing threads ({@link #learn}).
  *
  * <p>Exactly once still holds: the failed transaction is aborted, so neither the refused record nor
  * the removal of its task is visible; the retry removes the task and writes the dead letter in one
  * new transaction. Each task is fired once or dead-lettered once, never both, never neither.
  *
  * <p>The memory is per instance and bounded: a partition that moves to another instance costs that
- * instance one failed transaction per refused record before it learns the same. Thread-safe: the
- * handler runs on producer I/O threads, the checks on stream threads.
+ * instance a failed transaction before it learns the same. Thread-safe: refusals arrive on producer
+ * I/O threads, the checks run on stream threads.
  */
 public final class DeliveryQuarantine {
 
@@ -56,6 +92,9 @@ public final class DeliveryQuarantine {
   /** How long a size a topic refused is held against later records to it. */
   static final long SIZE_REFUSAL_MS = 10 * 60_000;
 
+  /** How long after a refusal the punctuations fire in small steps. */
+  public static final long RECOVERY_MS = 5 * 60_000;
+
   private static final int CAPACITY = 10_000;
 
   private final DelayConfig config;
@@ -64,8 +103,14 @@ public final class DeliveryQuarantine {
   private final Map<String, TopicRefusal> topics = leastRecentlyUsed();
   private final Map<String, SizeRefusal> sizes = leastRecentlyUsed();
 
+  /** The errors recorded (by identity): the same one again is a transaction's, passed on. */
+  private final Set<Throwable> recorded =
+      Collections.newSetFromMap(new WeakHashMap<Throwable, Boolean>());
+
   // Read without the lock on every fire: a stream thread asks only once anything was refused.
   private volatile boolean empty = true;
+  private volatile long learned;
+  private volatile long lastRefusalMs = Long.MIN_VALUE;
 
   /**
    * How often the records written for one cause were refused, and the broker's last word.
@@ -109,6 +154,99 @@ public final class DeliveryQuarantine {
     streamsProperties.put(
         StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeliveryFailureHandler.class);
     streamsProperties.put(CONFIG, this);
+  }
+
+  /**
+   * The producer, watched: every record it fails to send is {@linkplain #recordRefused recorded}
+   * before the caller's callback runs. Give it the producers Kafka Streams creates ({@code
+   * KafkaClientSupplier.getProducer}).
+   */
+  public Producer<byte[], byte[]> watch(Producer<byte[], byte[]> producer) {
+    return new WatchedProducer(producer, this);
+  }
+
+  /**
+   * Learns from a record the producer failed to send: the record's own refusal is remembered for
+   * its cause (or its topic), anything else is ignored. Called for every failed send, on producer
+   * I/O threads, and again by Kafka Streams' handler for the one it hears of: the same error twice
+   * counts once.
+   *
+   * @return whether this record's refusal was recorded now
+   */
+  public boolean recordRefused(ProducerRecord<byte[], byte[]> record, Exception error) {
+    if (!refusedItself(error)) {
+      return false;
+    }
+    synchronized (this) {
+      if (!recorded.add(error)) {
+        return false; // recorded already: the handler again, or the transaction's error passed on
+      }
+    }
+    String description = describe(error);
+    if (error instanceof TopicAuthorizationException || error instanceof InvalidTopicException) {
+      Set<String> named =
+          error instanceof TopicAuthorizationException denied
+                  && !denied.unauthorizedTopics().isEmpty()
+              ? denied.unauthorizedTopics()
+              : Set.of(record.topic());
+      return !quarantineTopics(named, description).isEmpty();
+    }
+    Optional<String> cause =
+        causeOf(record.topic(), record.key(), record.value(), record.headers());
+    if (cause.isEmpty()) {
+      return false;
+    }
+    refused(cause.get(), description);
+    if (error instanceof RecordTooLargeException) {
+      sizeRefused(record.topic(), RecordSize.of(record.key(), record.value(), record.headers()));
+    }
+    return true;
+  }
+
+  /**
+   * Whether an error is the record's own refusal by the broker, rather than the fate of its
+   * transaction or batch, the producer's, or a passing state of the cluster.
+   */
+  private static boolean refusedItself(Exception error) {
+    if (error instanceof RetriableException
+        || error instanceof TransactionAbortedException
+        || error instanceof TransactionAbortableException
+        || error instanceof ProducerFencedException
+        || error instanceof InvalidProducerEpochException
+        || error instanceof OutOfOrderSequenceException
+        || error instanceof UnknownProducerIdException
+        || error instanceof InvalidPidMappingException) {
+      return false;
+    }
+    if (error instanceof AuthorizationException) {
+      return error instanceof TopicAuthorizationException; // others concern the whole instance
+    }
+    // The producer's own words for "another record of the batch was invalid" and "closed".
+    return error instanceof ApiException || error.getClass() != KafkaException.class;
+  }
+
+  /** The broker's name for an error, then its message: {@code MESSAGE_TOO_LARGE: ...}. */
+  static String describe(Exception exception) {
+    Errors error = Errors.forException(exception);
+    String name =
+        error == Errors.UNKNOWN_SERVER_ERROR ? exception.getClass().getSimpleName() : error.name();
+    return name + ": " + exception.getMessage();
+  }
+
+  /** How many refusals were learned since the instance started. */
+  public long learned() {
+    return learned;
+  }
+
+  /** When the last refusal was learned, epoch ms; {@code Long.MIN_VALUE} if none was. */
+  public long lastRefusalMs() {
+    return lastRefusalMs;
+  }
+
+  /** Whether a refusal was learned less than {@link #RECOVERY_MS} ago. */
+  public boolean recovering() {
+    long last = lastRefusalMs;
+    return last != Long.MIN_VALUE && clock.getAsLong() - last < RECOVERY_MS;
   }
 
   /** The cause of a fired record: its idempotency key. */
@@ -199,7 +337,13 @@ public final class DeliveryQuarantine {
   synchronized void refused(String cause, String error) {
     Refusal previous = refusals.get(cause);
     refusals.put(cause, new Refusal(previous == null ? 1 : previous.count() + 1, error));
+    noteLearned();
+  }
+
+  private void noteLearned() {
     empty = false;
+    learned++;
+    lastRefusalMs = clock.getAsLong();
   }
 
   /**
@@ -237,37 +381,52 @@ public final class DeliveryQuarantine {
   }
 
   /**
-   * Learns from a stream thread's failure: a topic that refused kdelay's writes for want of
-   * permission (Kafka Streams treats that as fatal, so {@link DeliveryFailureHandler} never sees
-   * it) gets no fired records for {@link #TOPIC_REFUSAL_MS}; its due tasks are dead-lettered.
+   * What a stream thread's failure was, as far as the quarantine is concerned.
    *
-   * <p>kdelay's own topics are never quarantined: a service that may not write to them cannot work
-   * at all.
+   * @param topics topics quarantined now, for want of permission (Kafka Streams treats that as
+   *     fatal, and a producer that is not {@linkplain #watch watched} never reports it)
+   * @param handled whether the failure was a refusal the quarantine learned: the retry dead-letters
+   *     the refused record instead, so the failure is progress, not a loop
+   */
+  public record Learned(Set<String> topics, boolean handled) {}
+
+  /**
+   * Learns from a stream thread's failure. kdelay's own topics are never quarantined: a service
+   * that may not write to them cannot work at all.
    *
    * @param failure what the stream thread died of
-   * @return the topics quarantined, empty if the failure was of another kind
    */
-  public synchronized Set<String> learn(Throwable failure) {
-    Set<String> learned = new TreeSet<>();
+  public synchronized Learned learn(Throwable failure) {
+    Set<String> learnedTopics = new TreeSet<>();
+    boolean handled = false;
     for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-      if (cause instanceof TopicAuthorizationException denied) {
-        for (String topic : denied.unauthorizedTopics()) {
-          if (!isOwn(topic)) {
-            topics.put(
-                topic,
-                new TopicRefusal(
-                    "TOPIC_AUTHORIZATION_FAILED: " + denied.getMessage(),
-                    clock.getAsLong() + TOPIC_REFUSAL_MS));
-            learned.add(topic);
-            empty = false;
-          }
-        }
+      if (recorded.contains(cause)) {
+        handled = true;
+      } else if (cause instanceof TopicAuthorizationException denied) {
+        learnedTopics.addAll(
+            quarantineTopics(
+                denied.unauthorizedTopics(), "TOPIC_AUTHORIZATION_FAILED: " + denied.getMessage()));
       }
       if (cause.getCause() == cause) {
         break;
       }
     }
-    return learned;
+    return new Learned(learnedTopics, handled || !learnedTopics.isEmpty());
+  }
+
+  /** Holds fires back from the topics that are not kdelay's own; returns those. */
+  private synchronized Set<String> quarantineTopics(Set<String> named, String error) {
+    Set<String> quarantined = new TreeSet<>();
+    for (String topic : named) {
+      if (!isOwn(topic)) {
+        topics.put(topic, new TopicRefusal(error, clock.getAsLong() + TOPIC_REFUSAL_MS));
+        quarantined.add(topic);
+      }
+    }
+    if (!quarantined.isEmpty()) {
+      noteLearned();
+    }
+    return quarantined;
   }
 
   /** Why fired records to this topic are held back, if they are. */

@@ -16,9 +16,16 @@ package dev.kdelay.topology;
  *     message.timestamp.before.max.ms} when it keeps {@code CreateTime}, else {@link
  *     Long#MAX_VALUE}. A fired record is stamped with its due time, so a task fired later than this
  *     after its due time is refused by the broker
+ * @param compacted whether its {@code cleanup.policy} compacts: the broker then refuses a record
+ *     without a key ({@code INVALID_RECORD})
  */
 public record TargetTopic(
-    Status status, int partitions, int maxMessageBytes, boolean writable, long maxTimestampAgeMs) {
+    Status status,
+    int partitions,
+    int maxMessageBytes,
+    boolean writable,
+    long maxTimestampAgeMs,
+    boolean compacted) {
 
   /** Whether a topic exists. */
   public enum Status {
@@ -28,6 +35,16 @@ public record TargetTopic(
     ABSENT,
     /** Not known now: not looked up yet, or the cluster did not answer in time. */
     UNKNOWN
+  }
+
+  /** A topic not known to be compacted. */
+  public TargetTopic(
+      Status status,
+      int partitions,
+      int maxMessageBytes,
+      boolean writable,
+      long maxTimestampAgeMs) {
+    this(status, partitions, maxMessageBytes, writable, maxTimestampAgeMs, false);
   }
 
   /** A topic whose existence cannot be told now. */
@@ -66,16 +83,23 @@ public record TargetTopic(
 
   /** The same topic with its {@code max.message.bytes}. */
   public TargetTopic withMaxMessageBytes(int bytes) {
-    return new TargetTopic(status, partitions, bytes, writable, maxTimestampAgeMs);
+    return new TargetTopic(status, partitions, bytes, writable, maxTimestampAgeMs, compacted);
   }
 
   /** The same topic, writable or not. */
   public TargetTopic withWritable(boolean mayWrite) {
-    return new TargetTopic(status, partitions, maxMessageBytes, mayWrite, maxTimestampAgeMs);
+    return new TargetTopic(
+        status, partitions, maxMessageBytes, mayWrite, maxTimestampAgeMs, compacted);
   }
 
   /** The same topic with its {@code message.timestamp.before.max.ms} under {@code CreateTime}. */
   public TargetTopic withMaxTimestampAgeMs(long ageMs) {
-    return new TargetTopic(status, partitions, maxMessageBytes, writable, ageMs);
+    return new TargetTopic(status, partitions, maxMessageBytes, writable, ageMs, compacted);
+  }
+
+  /** The same topic, compacted or not. */
+  public TargetTopic withCompacted(boolean compacts) {
+    return new TargetTopic(
+        status, partitions, maxMessageBytes, writable, maxTimestampAgeMs, compacts);
   }
 }

@@ -127,6 +127,32 @@ class DeadLetterFitTest {
     }
   }
 
+  @Test
+  void shouldKeyEveryDeadLetterWhenTheDeadLetterTopicIsCompacted() {
+    // given: a compacted dead-letter topic, which refuses a record without a key (INVALID_RECORD,
+    // a refusal that failed the transaction, every retry)
+    try (DelayDriver delay =
+        new DelayDriver(
+            stateDir,
+            Map.of(),
+            TargetTopics.of(
+                topic ->
+                    topic.equals("delay-dlq")
+                        ? TargetTopic.present(6).withCompacted(true)
+                        : TargetTopic.present(3)))) {
+      // when: two requests without a key
+      delay.request(null, bytes("v"), delay.now(), header(DelayHeaders.TARGET_TOPIC, TARGET));
+      delay.request(null, bytes("w"), delay.now(), header(DelayHeaders.TARGET_TOPIC, TARGET));
+
+      // then: each dead letter is keyed by where its request was read, apart from the other
+      List<TestRecord<byte[], byte[]>> dead = delay.deadLetters();
+      assertThat(dead).hasSize(2);
+      assertThat(dead).allSatisfy(letter -> assertThat(letter.key()).isNotNull());
+      assertThat(text(dead.get(0).key())).isNotEqualTo(text(dead.get(1).key()));
+      assertThat(text(dead.get(0).key())).contains(delay.config.requestsTopic() + "-0@0");
+    }
+  }
+
   private DelayDriver driver(Map<String, Object> overrides) {
     return new DelayDriver(
         stateDir,

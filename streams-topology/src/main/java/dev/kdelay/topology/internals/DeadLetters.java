@@ -3,6 +3,7 @@ package dev.kdelay.topology.internals;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -57,11 +58,12 @@ final class DeadLetters {
 
   /** Writes a dead letter, fitted to the dead-letter topic. */
   void write(Record<byte[], byte[]> deadLetter) {
-    Optional<DeliveryQuarantine.Refusal> refused =
-        quarantine.refusal(DeliveryQuarantine.deadLetterCause(deadLetter.headers()));
+    String cause = DeliveryQuarantine.deadLetterCause(deadLetter.headers());
+    Optional<DeliveryQuarantine.Refusal> refused = quarantine.refusal(cause);
+    TargetTopic topic = topics.cached(dlqTopic);
     Record<byte[], byte[]> fitted;
     if (refused.isEmpty()) {
-      fitted = fitted(deadLetter, deliverability.limit(topics.cached(dlqTopic)));
+      fitted = fitted(deadLetter, deliverability.limit(topic));
     } else if (refused.get().count() == 1) {
       fitted = smallest(deadLetter);
     } else {
@@ -72,6 +74,11 @@ final class DeadLetters {
           LogValues.quote(code(deadLetter.headers())),
           LogValues.quote(refused.get().error()));
       return;
+    }
+    if (fitted.key() == null && topic.compacted()) {
+      // A compacted topic refuses a record without a key: the one of a request that had none, or
+      // a smallest form. Keyed by what it is about, two dead letters never compact each other.
+      fitted = fitted.withKey(utf8(cause));
     }
     context.forward(fitted, Names.DLQ_SINK);
   }

@@ -79,6 +79,11 @@ final class FireCommits {
     thread.commits++;
   }
 
+  /** How many commits the calling stream thread began; a step waits for the next one. */
+  static long commitsBegun() {
+    return THREAD.get().commits;
+  }
+
   /**
    * Notes a fire; the commit is asked for by {@link #maybeRequest}.
    *

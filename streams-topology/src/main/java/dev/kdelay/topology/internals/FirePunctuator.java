@@ -51,6 +51,7 @@ final class FirePunctuator implements Punctuator {
   private final FireCommits commits;
   private final DelayMetrics metrics;
   private final PartitionState gauges;
+  private final FireSteps steps;
 
   /**
    * At least once, while writes are held: the last entry handled. The next scan starts after it,
@@ -72,7 +73,8 @@ final class FirePunctuator implements Punctuator {
       int maxFires,
       FireCommits commits,
       DelayMetrics metrics,
-      PartitionState gauges) {
+      PartitionState gauges,
+      FireSteps steps) {
     this.context = context;
     this.store = store;
     this.schedules = schedules;
@@ -81,6 +83,7 @@ final class FirePunctuator implements Punctuator {
     this.commits = commits;
     this.metrics = metrics;
     this.gauges = gauges;
+    this.steps = steps;
   }
 
   @Override
@@ -114,14 +117,15 @@ final class FirePunctuator implements Punctuator {
       gauges.punctuated(next, next);
       return;
     }
+    int allowed = Math.min(maxFires - held, steps.allowed());
+    if (allowed == 0) {
+      return; // the last step's commit has not ended
+    }
     long started = System.nanoTime();
     // The scan is closed when due() returns: firing writes the store, never into an open scan.
     List<ScheduleStore.Due> batch =
         store.due(
-            now,
-            maxFires - held,
-            MAX_BATCH_BYTES - schedules.heldBytes(),
-            held > 0 ? lastHandled : null);
+            now, allowed, MAX_BATCH_BYTES - schedules.heldBytes(), held > 0 ? lastHandled : null);
     long lastDue = Long.MIN_VALUE;
     int handled = 0;
     for (ScheduleStore.Due due : batch) {
@@ -140,6 +144,10 @@ final class FirePunctuator implements Punctuator {
       }
       handled++;
       lastHandled = due;
+    }
+    if (steps.fired(handled)) {
+      // After a refusal: this step's commit now, whatever the commit interval (see FireSteps).
+      context.commit();
     }
     long next = store.nextDue();
     // A backlog remains when next <= now: the oldest of it is due no earlier than the last handled.

@@ -145,7 +145,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             config.maxFiresPerPunctuation(),
             commits,
             metrics,
-            gauges));
+            gauges,
+            new FireSteps(quarantine, config.maxFiresPerPunctuation())));
     if (!gauges.countSome(store.bytes(), COUNT_STEP)) {
       counting =
           context.schedule(

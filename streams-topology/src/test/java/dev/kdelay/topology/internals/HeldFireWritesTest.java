@@ -10,6 +10,7 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -77,6 +78,17 @@ class HeldFireWritesTest {
     driver.close();
   }
 
+  /** A quarantine that learned nothing: punctuations fire whole batches. */
+  private DeliveryQuarantine noRefusals() {
+    return new DeliveryQuarantine(
+        new dev.kdelay.topology.DelayConfig(
+            java.util.Map.of(
+                dev.kdelay.topology.DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
+                "unused:9092",
+                dev.kdelay.topology.DelayConfig.STATE_DIR_CONFIG,
+                stateDir.toString())));
+  }
+
   @Test
   void shouldShowARequestTheHeldFireAndHoldItsWriteForTheSameCommit() {
     // given: a one-shot due in a second
@@ -129,7 +141,8 @@ class HeldFireWritesTest {
                   10,
                   new FireCommits(10, 100),
                   DelayMetrics.NOOP,
-                  new PartitionState(0));
+                  new PartitionState(0),
+                  new FireSteps(noRefusals(), 10));
 
           // when: replaced by one that is due already
           assertThat(apply(Action.SCHEDULE, now + 1, schedule(now - 1))).isEmpty();
@@ -199,7 +212,8 @@ class HeldFireWritesTest {
                   3,
                   new FireCommits(10, 100),
                   DelayMetrics.NOOP,
-                  new PartitionState(0));
+                  new PartitionState(0),
+                  new FireSteps(noRefusals(), 3));
           punctuator[0].punctuate(now);
           assertThat(schedules.heldCount()).isEqualTo(1);
 
