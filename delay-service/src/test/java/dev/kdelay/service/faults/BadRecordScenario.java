@@ -269,6 +269,8 @@ final class BadRecordScenario implements AutoCloseable {
       }
       if (shutDown()) {
         stoppedBy = "instance shut down";
+        // The thread whose failure shut it down dies last: count it.
+        threads.awaitAllDead(Duration.ofSeconds(10));
         break;
       }
       if (threads.failures() >= failuresToStop) {
@@ -455,6 +457,14 @@ final class BadRecordScenario implements AutoCloseable {
           }
         }
         Await.pause(5);
+      }
+    }
+
+    /** Waits, at most the timeout, until no stream thread seen is alive. */
+    void awaitAllDead(Duration timeout) {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      while (seen.values().stream().anyMatch(Thread::isAlive) && System.nanoTime() - deadline < 0) {
+        Await.pause(25);
       }
     }
 
