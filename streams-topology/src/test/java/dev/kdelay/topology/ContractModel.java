@@ -135,8 +135,10 @@ final class ContractModel {
    *
    * @param deadLetters the dead letters, with their codes
    * @param fires the fired records
+   * @param fenced whether a task put up its fence in this step (exactly once, a task that consumed
+   *     nothing writes a fence and fires once it read it back; the harness brings it back at once)
    */
-  record Observed(List<DeadLetter> deadLetters, List<FiredRecord> fires) {}
+  record Observed(List<DeadLetter> deadLetters, List<FiredRecord> fires, boolean fenced) {}
 
   /** A dead letter as observed. */
   record DeadLetter(byte[] key, String code, String idHeader, String dueHeader) {}
@@ -160,6 +162,12 @@ final class ContractModel {
   private final Config config;
   private final Map<String, Entry> entries = new TreeMap<>();
 
+  /**
+   * Whether the task has consumed a record since it started: exactly once, it fires nothing before
+   * (its fence, see TaskFence; a request will do as well).
+   */
+  private boolean fenced;
+
   ContractModel(Config config) {
     this.config = config;
   }
@@ -174,7 +182,12 @@ final class ContractModel {
     return entries.keySet();
   }
 
-  /** Forgets everything, as a partition that moved to an instance with an empty store. */
+  /** The task starts again (a crash and restore): it has consumed nothing yet. */
+  void restarted() {
+    fenced = false;
+  }
+
+  /** Damages what the model holds for an id, as a corrupted store would. */
   void damage(String id, boolean headerToo) {
     Entry entry = entries.get(id);
     if (entry == null) {
@@ -196,6 +209,7 @@ final class ContractModel {
    * @throws AssertionError if the answer is not one the contract allows
    */
   void request(GeneratedRequest request, long nowMs, Observed observed) {
+    fenced = true; // a consumed record: the task's commits carry its offsets
     GeneratedRequest.Expectation expected = request.expectation();
     Set<RejectionReason> allowed = EnumSet.noneOf(RejectionReason.class);
     allowed.addAll(expected.codes());
@@ -577,6 +591,17 @@ final class ContractModel {
             e ->
                 (e.getValue().state == State.CANCELLED || e.getValue().state == State.FIRED)
                     && e.getValue().timeMs <= nowMs);
+    if (!fenced && observed.fenced()) {
+      // Something was due, and the task put up its fence instead of firing: it fires next time.
+      check(
+          observed.fires().isEmpty() && observed.deadLetters().isEmpty(),
+          "a task fires nothing before its fence is read back: %s %s",
+          observed.fires(),
+          observed.deadLetters());
+      fenced = true;
+      return;
+    }
+    check(fenced || !observed.fenced(), "a fenced task put up its fence again");
     List<Fire> fires = new ArrayList<>();
     List<String> unreadable = new ArrayList<>();
     List<String> opaqueFired = new ArrayList<>();

@@ -31,6 +31,7 @@ final class DelayDriver implements AutoCloseable {
   private final TestInputTopic<byte[], byte[]> requests;
   private final TestInputTopic<byte[], byte[]> rerouted;
   private final Map<String, TestOutputTopic<byte[], byte[]>> outputs = new HashMap<>();
+  private final List<TestRecord<byte[], byte[]>> rerouteOutputs = new java.util.ArrayList<>();
   private Instant wallClock = START;
 
   DelayDriver(Path stateDir) {
@@ -95,10 +96,12 @@ final class DelayDriver implements AutoCloseable {
 
   void request(byte[] key, byte[] value, Instant timestamp, Header... headers) {
     requests.pipeInput(new TestRecord<>(key, value, new RecordHeaders(headers), timestamp));
+    deliverFences();
   }
 
   void rerouted(TestRecord<byte[], byte[]> record) {
     rerouted.pipeInput(record);
+    deliverFences();
   }
 
   void scheduleAt(String id, Instant due, String value, Header... extra) {
@@ -112,6 +115,24 @@ final class DelayDriver implements AutoCloseable {
   void advance(Duration duration) {
     wallClock = wallClock.plus(duration);
     driver.advanceWallClockTime(duration);
+    deliverFences();
+  }
+
+  /**
+   * Exactly once, a task writes a fence to the reroute topic before its first fire and fires once
+   * it read it back: what Kafka does, the driver does here. Other reroutes wait for {@link
+   * #reroutes}.
+   */
+  private void deliverFences() {
+    List<TestRecord<byte[], byte[]>> fences = new java.util.ArrayList<>();
+    for (TestRecord<byte[], byte[]> record : output(config.rerouteTopic()).readRecordsToList()) {
+      if (record.headers().lastHeader("kdelay-fence") != null) {
+        fences.add(record);
+      } else {
+        rerouteOutputs.add(record);
+      }
+    }
+    fences.forEach(rerouted::pipeInput);
   }
 
   /** Moves the wall clock to an instant, in small steps as a running stream thread would. */
@@ -135,7 +156,10 @@ final class DelayDriver implements AutoCloseable {
   }
 
   List<TestRecord<byte[], byte[]>> reroutes() {
-    return output(config.rerouteTopic()).readRecordsToList();
+    deliverFences();
+    List<TestRecord<byte[], byte[]>> reroutes = List.copyOf(rerouteOutputs);
+    rerouteOutputs.clear();
+    return reroutes;
   }
 
   TestOutputTopic<byte[], byte[]> output(String topic) {

@@ -317,6 +317,7 @@ class TopologyPropertiesTest {
         advance(harness, model, advance.ms());
       } else if (step instanceof Step.Crash) {
         harness.crash();
+        model.restarted();
       } else if (step instanceof Step.Damage damage) {
         String id = prefix + "-" + (sequence.oneId() ? POOL.get(0) : damage.id());
         if (model.entry(id) != null) {

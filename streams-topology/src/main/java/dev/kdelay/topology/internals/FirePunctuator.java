@@ -52,6 +52,7 @@ final class FirePunctuator implements Punctuator {
   private final DelayMetrics metrics;
   private final PartitionState gauges;
   private final FireSteps steps;
+  private final TaskFence fence;
 
   /**
    * At least once, while writes are held: the last entry handled. The next scan starts after it,
@@ -74,7 +75,8 @@ final class FirePunctuator implements Punctuator {
       FireCommits commits,
       DelayMetrics metrics,
       PartitionState gauges,
-      FireSteps steps) {
+      FireSteps steps,
+      TaskFence fence) {
     this.context = context;
     this.store = store;
     this.schedules = schedules;
@@ -84,6 +86,7 @@ final class FirePunctuator implements Punctuator {
     this.metrics = metrics;
     this.gauges = gauges;
     this.steps = steps;
+    this.fence = fence;
   }
 
   @Override
@@ -116,6 +119,9 @@ final class FirePunctuator implements Punctuator {
       long next = store.nextDue();
       gauges.punctuated(next, next);
       return;
+    }
+    if (!fence.mayFire(context)) {
+      return; // exactly once, a task fires once its commits carry its offsets (TaskFence)
     }
     int allowed = Math.min(maxFires - held, steps.allowed());
     if (allowed == 0) {

@@ -20,12 +20,15 @@ import java.util.Map;
  * broker refused it ({@link dev.kdelay.topology.DeliveryQuarantine}), and a consumer sees at worst
  * a repeat with the same idempotency key.
  *
- * <p>A request for an id with a held write sees the entry that write makes ({@link #result}), and
- * its own write replaces the held one, held in turn ({@link #replace}) and made after the next
- * commit with it. That commit also commits the request's offset: a task closed before its next call
- * (a rebalance right after the commit) loses the request's write with the held one. Only a request
- * for an id whose fire is not yet committed meets this. Exactly once nothing is held: the
- * transaction already commits the record with its write.
+ * <p>A request for an id with a held write is not applied while it is held: the processor sends it
+ * round the reroute topic, to the same partition, and applies it when it comes back. Applied at
+ * once, its write would have to wait with the held one for the next commit, which also commits the
+ * request's offset: a task closed after that commit and before the write (every rebalance and
+ * rolling restart closes tasks so) would lose the request for good. Written to the reroute topic,
+ * it is flushed by the same commit that commits its offset; it keeps its timestamp there, and
+ * requests for an id apply in timestamp order (as rerouted requests always have), so the detour
+ * changes no outcome but that of a tie. Exactly once nothing is held: the transaction already
+ * commits the record with its write.
  *
  * <p>Runs on the stream thread only.
  */
@@ -37,13 +40,7 @@ final class HeldWrites {
    * @param previous what the store holds for the id, or null
    * @param next what replaces it, or null to forget the id
    */
-  record Write(Stored previous, ScheduleEntry next) {
-
-    /** What the id holds once the write is made: what a request for it must see. */
-    Stored result(String id) {
-      return next == null ? null : Stored.of(id, next.toBytes());
-    }
-  }
+  record Write(Stored previous, ScheduleEntry next) {}
 
   /** The held writes, by id, in the order they were made. */
   private final Map<String, Write> held = new LinkedHashMap<>();
@@ -60,28 +57,9 @@ final class HeldWrites {
     bytes += write.previous() == null ? 0 : write.previous().raw().length;
   }
 
-  /**
-   * Replaces the id's held write, if it has one, by one to {@code next} over what the store holds.
-   *
-   * @return whether the id had a held write
-   */
-  boolean replace(String id, ScheduleEntry next) {
-    Write pending = held.get(id);
-    if (pending == null) {
-      return false;
-    }
-    held.put(id, new Write(pending.previous(), next));
-    return true;
-  }
-
   /** Whether the id has a write held: its due entry in the store was handled already. */
   boolean contains(String id) {
     return held.containsKey(id);
-  }
-
-  /** What the id holds once its held write is made; only for an id it {@link #contains}. */
-  Stored result(String id) {
-    return held.get(id).result(id);
   }
 
   /** How many ids have a write held. */

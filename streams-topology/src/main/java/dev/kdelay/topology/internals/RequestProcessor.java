@@ -69,6 +69,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private FireCommits commits;
   private Schedules schedules;
   private PartitionState gauges;
+  private TaskFence fence;
   private Cancellable counting;
 
   /** Creates the processor of a configuration. */
@@ -120,6 +121,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             config.misfireThresholdMs(),
             config.catchUpWindowMs());
     this.gauges = new PartitionState(context.taskId().partition());
+    this.fence =
+        new TaskFence(!atLeastOnce(context), config.rerouteTopic(), context.taskId().partition());
     this.schedules =
         new Schedules(
             store,
@@ -146,7 +149,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             commits,
             metrics,
             gauges,
-            new FireSteps(quarantine, config.maxFiresPerPunctuation())));
+            new FireSteps(quarantine, config.maxFiresPerPunctuation()),
+            fence));
     if (!gauges.countSome(store.bytes(), COUNT_STEP)) {
       counting =
           context.schedule(
@@ -192,8 +196,21 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   }
 
   private void handle(Record<byte[], byte[]> record, long now) {
+    fence.consumed();
+    if (fence.isFence(record, context.recordMetadata())) {
+      return; // kdelay's own, read so that this task's commits carry its offsets
+    }
     if (misrouted(record)) {
       reroute(record, now);
+      return;
+    }
+    if (heldBack(record)) {
+      // At least once, its id's fire is not acknowledged yet, and the write that records it waits
+      // for the commit that flushes it. Applied now, this request's write would wait with it and
+      // be lost with it if the task closed first, its offset committed; so it takes the reroute
+      // topic's detour to this same partition, durably, and applies when it comes back.
+      reroute(record, now);
+      context.commit();
       return;
     }
     ParseResult result =
@@ -307,6 +324,15 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     }
     context.forward(copy, Names.REROUTE_SINK);
     Delivery.afterward(metrics::requestRerouted);
+  }
+
+  /** Whether the request's id has a write held (at least once): see {@link HeldWrites}. */
+  private boolean heldBack(Record<byte[], byte[]> record) {
+    if (record.key() == null || schedules.heldCount() == 0) {
+      return false;
+    }
+    schedules.releaseIfCommitted();
+    return schedules.isHeld(new String(record.key(), StandardCharsets.UTF_8));
   }
 
   /**

@@ -41,9 +41,9 @@ import org.slf4j.LoggerFactory;
  * partition's gauges how the id's state changed.
  *
  * <p><b>At least once</b>, the writes that follow a fire are <em>held</em> until a commit has
- * flushed the fired record (see {@link HeldWrites}); a request for an id with a held write sees the
- * entry that write makes. Exactly once nothing is held: the transaction commits the record with its
- * write.
+ * flushed the fired record (see {@link HeldWrites}); a request for an id with a held write never
+ * gets here before that (the processor sends it round the reroute topic). Exactly once nothing is
+ * held: the transaction commits the record with its write.
  *
  * <p>Runs on the stream thread only.
  */
@@ -106,8 +106,11 @@ final class Schedules {
   Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
     String id = request.id();
     releaseIfCommitted();
-    // A held write's fire may still be unacknowledged; this request sees it all the same.
-    Stored stored = held.contains(id) ? held.result(id) : store.lookup(id).orElse(null);
+    if (held.contains(id)) {
+      // The processor sends such a request round through the reroute topic first (HeldWrites).
+      throw new IllegalStateException("a request for " + id + ", whose write is held, applied");
+    }
+    Stored stored = store.lookup(id).orElse(null);
     ScheduleEntry current = null;
     if (stored != null && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
       // A schedule or a cancel replaces the whole entry, so it needs nothing from it; any other
@@ -527,17 +530,12 @@ final class Schedules {
   }
 
   /**
-   * Changes an id's entry: at once, or held when it records a fire and fire writes are held, or
-   * when a write of the id is held already. Then it replaces that write, over what the store holds,
-   * and waits for the same commit.
+   * Changes an id's entry: at once, or held when it records a fire and fire writes are held.
    *
    * @param next the new entry, or null to forget the id
    * @param afterFire whether the write records a fire (or a dead letter) made just before
    */
   private void write(String id, Stored previous, ScheduleEntry next, boolean afterFire) {
-    if (held.replace(id, next)) {
-      return;
-    }
     if (afterFire && holdFireWrites) {
       held.hold(id, new Write(previous, next));
     } else {
