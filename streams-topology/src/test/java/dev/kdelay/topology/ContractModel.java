@@ -87,6 +87,7 @@ final class ContractModel {
     boolean opaque; // a cron whose occurrences the model does not compute
     boolean taskUnreadable; // the header is readable, the task is not
     long lastOpaqueDue = Long.MIN_VALUE; // an opaque schedule's last fired occurrence
+    Content content; // what the request that set this state was
 
     Entry copy() {
       Entry copy = new Entry();
@@ -99,6 +100,7 @@ final class ContractModel {
       copy.opaque = opaque;
       copy.taskUnreadable = taskUnreadable;
       copy.lastOpaqueDue = lastOpaqueDue;
+      copy.content = content;
       return copy;
     }
 
@@ -111,6 +113,42 @@ final class ContractModel {
           + requestMs
           + (task != null ? " #" + occurrence + " " + task.timing() : "")
           + (opaque ? " opaque" : "");
+    }
+  }
+
+  /**
+   * What a request is, for telling ties: its key, value and headers, kdelay's own left out.
+   *
+   * @param key the key
+   * @param value the value
+   * @param headers the headers that are not kdelay's, in order
+   */
+  record Content(byte[] key, byte[] value, List<Header> headers) {
+
+    static Content of(GeneratedRequest request) {
+      List<Header> headers = new ArrayList<>();
+      for (Header header : request.headers()) {
+        if (!DelayHeaders.OUTPUT_HEADERS.contains(header.key())) {
+          headers.add(header);
+        }
+      }
+      return new Content(request.key(), request.value(), headers);
+    }
+
+    boolean same(Content other) {
+      if (other == null
+          || !Arrays.equals(key, other.key)
+          || !Arrays.equals(value, other.value)
+          || headers.size() != other.headers.size()) {
+        return false;
+      }
+      for (int i = 0; i < headers.size(); i++) {
+        if (!headers.get(i).key().equals(other.headers.get(i).key())
+            || !Arrays.equals(headers.get(i).value(), other.headers.get(i).value())) {
+          return false;
+        }
+      }
+      return true;
     }
   }
 
@@ -216,7 +254,7 @@ final class ContractModel {
     Applied applied = null;
     if (expected.accepted().isPresent()) {
       Intent intent = expected.accepted().get();
-      Verdict verdict = judge(intent, nowMs);
+      Verdict verdict = judge(intent, Content.of(request), nowMs);
       allowed.addAll(verdict.codes);
       applied = verdict.applied;
     }
@@ -272,7 +310,7 @@ final class ContractModel {
     }
   }
 
-  private Verdict judge(Intent intent, long nowMs) {
+  private Verdict judge(Intent intent, Content content, long nowMs) {
     Verdict verdict = new Verdict();
     if (intent.action() == Action.SCHEDULE) {
       Optional<RejectionReason> refused = refusedTarget(intent);
@@ -294,17 +332,25 @@ final class ContractModel {
       }
       current = null; // replaced whole
     }
-    if (current != null && supersedes(current, intent.stampedMs())) {
-      verdict.codes.add(SUPERSEDED);
-      return verdict;
+    if (current != null) {
+      int order = order(current, intent.stampedMs(), content);
+      if (order < 0) {
+        verdict.codes.add(SUPERSEDED);
+        return verdict;
+      }
+      if (order == 0) {
+        verdict.applied = new Applied(() -> {}, List.of()); // the same request again: nothing
+        return verdict;
+      }
     }
+    this.content = content;
     final Entry now = current;
     switch (intent.action()) {
       case SCHEDULE -> schedule(intent.id(), intent, intent.timing(), nowMs, 1, verdict);
       case CANCEL ->
           verdict.applied =
               new Applied(
-                  () -> putMarker(intent.id(), State.CANCELLED, nowMs, intent.stampedMs()),
+                  () -> putMarker(intent.id(), State.CANCELLED, nowMs, intent.stampedMs(), content),
                   List.of());
       case PAUSE -> pause(intent, now, verdict);
       case RESUME -> resume(intent, now, nowMs, verdict);
@@ -334,19 +380,35 @@ final class ContractModel {
   }
 
   /**
-   * Whether a request stamped {@code requestMs} is older than the state of its id: a cancel or a
-   * fire also wins a tie.
+   * Orders a request against the one that set its id's state: -1 older (SUPERSEDED), 0 the same
+   * request again (a duplicate: applied as nothing), 1 newer. By timestamp; a tie by content: the
+   * same content is a duplicate, other content read from the same topic (every request here) came
+   * later; a state whose request is unknown gives way but for a cancel or a fire.
    */
-  private static boolean supersedes(Entry current, long requestMs) {
-    boolean marker = current.state == State.CANCELLED || current.state == State.FIRED;
-    return marker ? requestMs <= current.requestMs : requestMs < current.requestMs;
+  private static int order(Entry current, long requestMs, Content content) {
+    if (requestMs != current.requestMs) {
+      return requestMs < current.requestMs ? -1 : 1;
+    }
+    if (current.content != null) {
+      return current.content.same(content) ? 0 : 1;
+    }
+    return current.state == State.CANCELLED || current.state == State.FIRED ? -1 : 1;
+  }
+
+  /** The request being judged, for the entries it writes. */
+  private Content content;
+
+  /** Stamps an entry with the request that sets its state. */
+  private void stamp(Entry entry, long requestMs) {
+    entry.requestMs = requestMs;
+    entry.content = content;
   }
 
   private void schedule(
       String id, Intent task, Timing timing, long nowMs, long occurrence, Verdict verdict) {
     Entry next = new Entry();
     next.state = State.SCHEDULED;
-    next.requestMs = task.stampedMs();
+    stamp(next, task.stampedMs());
     next.task = task;
     next.timing = timing;
     next.occurrence = occurrence;
@@ -389,7 +451,7 @@ final class ContractModel {
                 paused.timeMs = Long.MAX_VALUE;
               }
               paused.state = State.PAUSED;
-              paused.requestMs = intent.stampedMs();
+              stamp(paused, intent.stampedMs());
               entries.put(intent.id(), paused);
             },
             List.of());
@@ -413,7 +475,7 @@ final class ContractModel {
               () -> {
                 Entry resumed = current.copy();
                 resumed.state = State.SCHEDULED;
-                resumed.requestMs = intent.stampedMs();
+                stamp(resumed, intent.stampedMs());
                 resumed.timeMs = Long.MIN_VALUE;
                 entries.put(intent.id(), resumed);
               },
@@ -431,7 +493,7 @@ final class ContractModel {
               Entry resumed = current.copy();
               resumed.state = State.SCHEDULED;
               resumed.timeMs = next.getAsLong();
-              resumed.requestMs = intent.stampedMs();
+              stamp(resumed, intent.stampedMs());
               entries.put(intent.id(), resumed);
             },
             List.of());
@@ -450,7 +512,8 @@ final class ContractModel {
     if (current.timing instanceof Timing.Once) {
       Fire fire = new Fire(id, current.timeMs, nowMs, 0, current.task);
       verdict.applied =
-          new Applied(() -> putMarker(id, State.FIRED, nowMs, intent.stampedMs()), List.of(fire));
+          new Applied(
+              () -> putMarker(id, State.FIRED, nowMs, intent.stampedMs(), content), List.of(fire));
       return;
     }
     Timing.Cron cron = (Timing.Cron) current.timing;
@@ -460,7 +523,7 @@ final class ContractModel {
           new Applied(
               () -> {
                 Entry after = entries.get(id);
-                after.requestMs = intent.stampedMs();
+                stamp(after, intent.stampedMs());
               },
               List.of(),
               true);
@@ -485,7 +548,7 @@ final class ContractModel {
                 return;
               }
               Entry after = current.copy();
-              after.requestMs = intent.stampedMs();
+              stamp(after, intent.stampedMs());
               after.occurrence = current.occurrence + 1;
               if (paused) {
                 after.timeMs = due;
@@ -521,7 +584,7 @@ final class ContractModel {
       Entry paused = new Entry();
       paused.state = State.PAUSED;
       paused.timeMs = Long.MAX_VALUE;
-      paused.requestMs = intent.stampedMs();
+      stamp(paused, intent.stampedMs());
       paused.task = moved;
       paused.timing = intent.timing();
       paused.occurrence = 1;
@@ -548,7 +611,7 @@ final class ContractModel {
     return false;
   }
 
-  private void putMarker(String id, State state, long nowMs, long requestMs) {
+  private void putMarker(String id, State state, long nowMs, long requestMs, Content by) {
     long retention =
         state == State.CANCELLED ? config.cancelRetentionMs() : config.firedRetentionMs();
     if (state == State.FIRED && retention == 0) {
@@ -559,6 +622,7 @@ final class ContractModel {
     marker.state = state;
     marker.timeMs = nowMs + retention;
     marker.requestMs = requestMs;
+    marker.content = by;
     entries.put(id, marker);
   }
 
@@ -661,7 +725,7 @@ final class ContractModel {
   private void onDue(String id, Entry entry, long nowMs, List<Fire> fires) {
     if (entry.timing instanceof Timing.Once) {
       fires.add(new Fire(id, entry.timeMs, nowMs, 0, entry.task));
-      putMarker(id, State.FIRED, nowMs, entry.requestMs);
+      putMarker(id, State.FIRED, nowMs, entry.requestMs, entry.content);
       return;
     }
     Timing.Cron cron = (Timing.Cron) entry.timing;

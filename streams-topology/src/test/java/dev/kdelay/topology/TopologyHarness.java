@@ -220,10 +220,11 @@ final class TopologyHarness implements AutoCloseable {
     if (headerToo) {
       damaged = garbage.length >= 2 && garbage[0] == 2 ? new byte[] {9} : garbage;
     } else {
-      damaged = java.util.Arrays.copyOf(previous, 18 + Math.max(1, garbage.length));
-      System.arraycopy(garbage, 0, damaged, 18, garbage.length);
-      if (garbage.length == 0) {
-        damaged[18] = (byte) 0xFF; // an unknown codec version
+      int header = ScheduleEntry.FORMAT_3_HEADER_BYTES;
+      damaged = java.util.Arrays.copyOf(previous, header + Math.max(1, garbage.length));
+      System.arraycopy(garbage, 0, damaged, header, garbage.length);
+      if (garbage.length == 0 || garbage[0] == 1) {
+        damaged[header] = (byte) 0xFF; // an unknown codec version: never a task by chance
       }
     }
     readChangelog();

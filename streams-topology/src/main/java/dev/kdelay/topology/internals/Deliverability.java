@@ -79,7 +79,7 @@ final class Deliverability {
         RecordSize.BATCH_OVERHEAD
             + RecordSize.MAX_RECORD_OVERHEAD
             + Utils.utf8Length(id)
-            + ScheduleEntry.HEADER_BYTES
+            + ScheduleEntry.FORMAT_3_HEADER_BYTES
             + StoredTaskCodec.encodedLength(new StoredTask(schedule, WIDEST))
             + 10;
     if (stored > maxRequestBytes) {

@@ -224,7 +224,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         (request.schedule() == null
                 ? Optional.<Rejection>empty()
                 : check.atIntake(request.id(), request.schedule()))
-            .or(() -> schedules.apply(request, now, delivery));
+            .or(() -> schedules.apply(request, originOf(record), now, delivery));
     if (refused.isPresent()) {
       deadLetter(record, request.action(), refused.get(), now);
       return;
@@ -324,6 +324,19 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     }
     context.forward(copy, Names.REROUTE_SINK);
     Delivery.afterward(metrics::requestRerouted);
+  }
+
+  /** Where a request was read, and what it is: ties between requests for an id are told by it. */
+  private ScheduleEntry.Origin originOf(Record<byte[], byte[]> record) {
+    Optional<RecordMetadata> metadata = context.recordMetadata();
+    byte source = ScheduleEntry.Origin.NONE;
+    if (metadata.isPresent() && config.requestsTopic().equals(metadata.get().topic())) {
+      source = ScheduleEntry.Origin.REQUESTS;
+    } else if (metadata.isPresent() && config.rerouteTopic().equals(metadata.get().topic())) {
+      source = ScheduleEntry.Origin.REROUTED;
+    }
+    return new ScheduleEntry.Origin(
+        source, RequestDigest.of(record.key(), record.value(), record.headers()));
   }
 
   /** Whether the request's id has a write held (at least once): see {@link HeldWrites}. */

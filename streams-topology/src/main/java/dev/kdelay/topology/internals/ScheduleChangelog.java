@@ -14,7 +14,7 @@ import org.apache.kafka.common.header.internals.RecordHeaders;
  * <pre>
  * new entry                  value                headers
  * live (scheduled, paused)   the entry            kdelay-replaces
- * marker (fired, cancelled)  null (a tombstone)   kdelay-replaces, kdelay-marker = the marker (18 bytes)
+ * marker (fired, cancelled)  null (a tombstone)   kdelay-replaces, kdelay-marker = the marker (27 bytes)
  * none (a forgotten id)      null (a tombstone)   kdelay-replaces
  * </pre>
  *

@@ -12,6 +12,7 @@ import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.HeldWrites.Write;
+import dev.kdelay.topology.internals.ScheduleEntry.Origin;
 import dev.kdelay.topology.internals.ScheduleEntry.State;
 import dev.kdelay.topology.internals.ScheduleStore.Stored;
 import java.nio.charset.StandardCharsets;
@@ -100,10 +101,11 @@ final class Schedules {
   /**
    * Applies a valid request.
    *
+   * @param origin where the request was read, and what it was: ties are decided by it
    * @param firing where a trigger's fired record goes
-   * @return why the request could not apply, or empty if it did
+   * @return why the request could not apply, or empty if it did (a duplicate applies as nothing)
    */
-  Optional<Rejection> apply(DelayRequest request, long nowMs, Firing firing) {
+  Optional<Rejection> apply(DelayRequest request, Origin origin, long nowMs, Firing firing) {
     String id = request.id();
     releaseIfCommitted();
     if (held.contains(id)) {
@@ -130,7 +132,11 @@ final class Schedules {
         current = null;
       }
     }
-    if (current != null && supersedes(current, request.timestamp())) {
+    Order order = current == null ? Order.NEWER : order(current, request.timestamp(), origin);
+    if (order == Order.DUPLICATE) {
+      return Optional.empty(); // the request that set this state, again: applied once already
+    }
+    if (order == Order.OLDER) {
       return rejection(
           RejectionReason.SUPERSEDED,
           "a newer "
@@ -140,28 +146,62 @@ final class Schedules {
               + ") already applied; this request's timestamp is "
               + request.timestamp());
     }
+    By by = new By(request.timestamp(), origin);
     return switch (request.action()) {
-      case SCHEDULE -> schedule(id, stored, request, nowMs);
-      case CANCEL -> cancel(id, stored, current, request.timestamp(), nowMs);
-      case PAUSE -> pause(id, stored, current, request.timestamp());
-      case RESUME -> resume(id, stored, current, request.timestamp(), nowMs);
-      case TRIGGER -> trigger(id, stored, current, request.timestamp(), nowMs, firing);
-      case RESCHEDULE -> reschedule(id, stored, current, request, nowMs);
+      case SCHEDULE -> schedule(id, stored, request.schedule(), by, nowMs);
+      case CANCEL -> cancel(id, stored, current, by, nowMs);
+      case PAUSE -> pause(id, stored, current, by);
+      case RESUME -> resume(id, stored, current, by, nowMs);
+      case TRIGGER -> trigger(id, stored, current, by, nowMs, firing);
+      case RESCHEDULE -> reschedule(id, stored, current, request.newTiming(), by, nowMs);
     };
   }
 
-  private static boolean supersedes(ScheduleEntry current, long requestMs) {
-    // A cancel wins a tie: a schedule and a cancel stamped in the same millisecond most likely
-    // were sent in that order, the schedule detouring through the reroute topic. A fire wins one
-    // too: a request stamped like the one that fired is that request again (a dead letter
-    // replayed twice keeps its timestamp), and must not fire a second time.
-    return current.state() == State.CANCELLED || current.state() == State.FIRED
-        ? requestMs <= current.requestMs()
-        : requestMs < current.requestMs();
+  /**
+   * The request that sets an id's new state: its timestamp and origin, which the entry keeps.
+   *
+   * @param requestMs its timestamp
+   * @param origin where it was read, and what it was
+   */
+  private record By(long requestMs, Origin origin) {}
+
+  /** Where a request stands against the one that set its id's current state. */
+  private enum Order {
+    /** Stamped before it: superseded. */
+    OLDER,
+    /** The same request again. */
+    DUPLICATE,
+    /** After it, or a tie it wins: it applies. */
+    NEWER
   }
 
-  private Optional<Rejection> schedule(String id, Stored stored, DelayRequest request, long nowMs) {
-    Schedule schedule = request.schedule();
+  /**
+   * Orders a request against the one that set the current state: by timestamp, and a tie by what
+   * the two requests are. The same content is the same request again (a producer's retry, a dead
+   * letter replayed twice), which applies as nothing: a fired one-shot does not fire again. Two
+   * different requests read from the same topic partition were sent in the order of their offsets,
+   * and this one, read later, is newer. Only between a request read from the reroute topic and one
+   * read from the request topic (or a state an earlier version wrote) is the order unknown: a
+   * cancel wins that tie, as does a fire.
+   */
+  private static Order order(ScheduleEntry current, long requestMs, Origin origin) {
+    if (requestMs != current.requestMs()) {
+      return requestMs < current.requestMs() ? Order.OLDER : Order.NEWER;
+    }
+    Origin before = current.origin();
+    if (before.known() && origin.known()) {
+      if (before.digest() == origin.digest()) {
+        return Order.DUPLICATE;
+      }
+      if (before.source() == origin.source()) {
+        return Order.NEWER;
+      }
+    }
+    return current.state().marker() ? Order.OLDER : Order.NEWER;
+  }
+
+  private Optional<Rejection> schedule(
+      String id, Stored stored, Schedule schedule, By by, long nowMs) {
     OptionalLong due =
         schedule.timing() instanceof Timing.Once once
             ? OptionalLong.of(once.dueMs())
@@ -178,28 +218,32 @@ final class Schedules {
     put(
         id,
         stored,
-        ScheduleEntry.scheduled(due.getAsLong(), request.timestamp(), new StoredTask(schedule, 1)));
+        ScheduleEntry.scheduled(
+            due.getAsLong(), by.requestMs(), by.origin(), new StoredTask(schedule, 1)));
     return Optional.empty();
   }
 
   private Optional<Rejection> cancel(
-      String id, Stored stored, ScheduleEntry current, long requestMs, long nowMs) {
+      String id, Stored stored, ScheduleEntry current, By by, long nowMs) {
     // Keep a marker even for an id not seen yet: its schedule may still be on its way.
-    mark(id, stored, ScheduleEntry.marker(State.CANCELLED, nowMs + cancelRetentionMs, requestMs));
+    mark(
+        id,
+        stored,
+        ScheduleEntry.marker(
+            State.CANCELLED, nowMs + cancelRetentionMs, by.requestMs(), by.origin()));
     if (current != null && !current.state().marker()) {
       metrics.taskCancelled();
     }
     return Optional.empty();
   }
 
-  private Optional<Rejection> pause(
-      String id, Stored stored, ScheduleEntry current, long requestMs) {
+  private Optional<Rejection> pause(String id, Stored stored, ScheduleEntry current, By by) {
     Optional<Rejection> refused =
         notLive("pause", current).or(() -> notRecurring("pause", current));
     if (refused.isPresent()) {
       return refused;
     }
-    put(id, stored, current.paused(requestMs));
+    put(id, stored, current.paused(by.requestMs(), by.origin()));
     return Optional.empty();
   }
 
@@ -208,7 +252,7 @@ final class Schedules {
    * pause are skipped, whatever the misfire policy, since pausing means they should not fire.
    */
   private Optional<Rejection> resume(
-      String id, Stored stored, ScheduleEntry current, long requestMs, long nowMs) {
+      String id, Stored stored, ScheduleEntry current, By by, long nowMs) {
     Optional<Rejection> refused = notLive("resume", current);
     if (refused.isPresent()) {
       return refused;
@@ -223,7 +267,7 @@ final class Schedules {
       remove(id, stored); // ended while paused
       return Optional.empty();
     }
-    put(id, stored, ScheduleEntry.scheduled(next.getAsLong(), requestMs, task));
+    put(id, stored, ScheduleEntry.scheduled(next.getAsLong(), by.requestMs(), by.origin(), task));
     return Optional.empty();
   }
 
@@ -248,7 +292,7 @@ final class Schedules {
    * with and stays paused; its entry remembers that occurrence, so a resume starts after it.
    */
   private Optional<Rejection> trigger(
-      String id, Stored stored, ScheduleEntry current, long requestMs, long nowMs, Firing firing) {
+      String id, Stored stored, ScheduleEntry current, By by, long nowMs, Firing firing) {
     Optional<Rejection> refused = noReadableTask("trigger", current);
     if (refused.isPresent()) {
       return refused;
@@ -258,8 +302,8 @@ final class Schedules {
     if (!(schedule.timing() instanceof CronSpec spec)) {
       Record<FiredKey, byte[]> fired =
           OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1);
-      ScheduleEntry marker = firedMarker(requestMs, nowMs);
-      firing.fire(fired, nowMs, requestMs);
+      ScheduleEntry marker = firedMarker(by.requestMs(), by.origin(), nowMs);
+      firing.fire(fired, nowMs, by.requestMs());
       write(id, stored, marker, true);
       return Optional.empty();
     }
@@ -281,13 +325,13 @@ final class Schedules {
     if (step.next().isEmpty()) {
       next = null;
     } else if (paused) {
-      next = ScheduleEntry.pausedAfter(dueMs, requestMs, after);
+      next = ScheduleEntry.pausedAfter(dueMs, by.requestMs(), by.origin(), after);
     } else {
-      next = ScheduleEntry.scheduled(step.next().getAsLong(), requestMs, after);
+      next = ScheduleEntry.scheduled(step.next().getAsLong(), by.requestMs(), by.origin(), after);
     }
     // Everything that could fail is computed: the fire goes out, then the write that records it.
     firing.fire(
-        OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs, requestMs);
+        OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs, by.requestMs());
     write(id, stored, next, true);
     return Optional.empty();
   }
@@ -299,12 +343,12 @@ final class Schedules {
    * schedule must be resumed (or cancelled) before it is moved to a one-shot time.
    */
   private Optional<Rejection> reschedule(
-      String id, Stored stored, ScheduleEntry current, DelayRequest request, long nowMs) {
+      String id, Stored stored, ScheduleEntry current, Timing newTiming, By by, long nowMs) {
     Optional<Rejection> refused = noReadableTask("reschedule", current);
     if (refused.isPresent()) {
       return refused;
     }
-    Schedule schedule = rescheduled(current.decodeTask().value().schedule(), request.newTiming());
+    Schedule schedule = rescheduled(current.decodeTask().value().schedule(), newTiming);
     boolean paused = current.state() == State.PAUSED;
     if (paused && !schedule.recurring()) {
       return rejection(
@@ -317,11 +361,11 @@ final class Schedules {
       put(
           id,
           stored,
-          ScheduleEntry.pausedAfter(ScheduleEntry.NOT_TRIGGERED, request.timestamp(), task));
+          ScheduleEntry.pausedAfter(
+              ScheduleEntry.NOT_TRIGGERED, by.requestMs(), by.origin(), task));
       return Optional.empty();
     }
-    return schedule(
-        id, stored, new DelayRequest(Action.SCHEDULE, id, request.timestamp(), schedule), nowMs);
+    return schedule(id, stored, schedule, by, nowMs);
   }
 
   /** The schedule with a new timing; what it delivers, and where, stay. */
@@ -402,7 +446,7 @@ final class Schedules {
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       Record<FiredKey, byte[]> fired =
           OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1);
-      ScheduleEntry marker = firedMarker(entry.requestMs(), nowMs);
+      ScheduleEntry marker = firedMarker(entry.requestMs(), entry.origin(), nowMs);
       firing.fire(fired, nowMs, due.dueMs());
       write(id, stored, marker, true);
       return;
@@ -414,6 +458,7 @@ final class Schedules {
             : ScheduleEntry.scheduled(
                 step.next().getAsLong(),
                 entry.requestMs(),
+                entry.origin(),
                 new StoredTask(task.schedule(), task.occurrence() + (step.fire() ? 1 : 0)));
     if (step.fire()) {
       firing.fire(
@@ -511,10 +556,10 @@ final class Schedules {
    * What a one-shot leaves when it fired: its marker for the fired retention, as a cancel is
    * remembered, or nothing when the retention is 0. Either way one changelog record.
    */
-  private ScheduleEntry firedMarker(long requestMs, long nowMs) {
+  private ScheduleEntry firedMarker(long requestMs, Origin origin, long nowMs) {
     return firedRetentionMs == 0
         ? null
-        : ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs);
+        : ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs, origin);
   }
 
   private void put(String id, Stored previous, ScheduleEntry next) {

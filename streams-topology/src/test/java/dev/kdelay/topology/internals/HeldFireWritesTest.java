@@ -188,6 +188,7 @@ class HeldFireWritesTest {
           // when
           schedules.apply(
               new DelayRequest(Action.SCHEDULE, "other", now, schedule(now + 60_000)),
+              ScheduleEntry.Origin.UNKNOWN,
               now,
               firing());
 
@@ -245,7 +246,10 @@ class HeldFireWritesTest {
   private void schedule(String id, long dueMs, long nowMs) {
     assertThat(
             schedules.apply(
-                new DelayRequest(Action.SCHEDULE, id, nowMs, schedule(dueMs)), nowMs, firing()))
+                new DelayRequest(Action.SCHEDULE, id, nowMs, schedule(dueMs)),
+                ScheduleEntry.Origin.UNKNOWN,
+                nowMs,
+                firing()))
         .isEmpty();
   }
 
@@ -262,7 +266,11 @@ class HeldFireWritesTest {
   }
 
   private Optional<Rejection> apply(Action action, long nowMs, Schedule schedule) {
-    return schedules.apply(new DelayRequest(action, "order-1", nowMs, schedule), nowMs, firing());
+    return schedules.apply(
+        new DelayRequest(action, "order-1", nowMs, schedule),
+        ScheduleEntry.Origin.UNKNOWN,
+        nowMs,
+        firing());
   }
 
   private Schedules.Firing firing() {

@@ -125,7 +125,8 @@ class ScheduleBytesStoreTest {
     assertThat(first).extracting(d -> text(d.id())).containsExactly("a");
 
     // when: the caller fires "a" and leaves its marker, after the scan closed
-    byte[] marker = ScheduleEntry.marker(State.FIRED, 1_000, 0).toBytes();
+    byte[] marker =
+        ScheduleEntry.marker(State.FIRED, 1_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes();
     store.write(first.get(0).id(), first.get(0).entry(), marker);
 
     // then
@@ -177,7 +178,10 @@ class ScheduleBytesStoreTest {
       schedule(String.format("fired-%04d", i), 100 + i);
     }
     for (ScheduleBytes.Due due : store.due(10_000, 5_000, Long.MAX_VALUE)) {
-      write(text(due.id()), due.entry(), ScheduleEntry.marker(State.FIRED, 50_000, 0));
+      write(
+          text(due.id()),
+          due.entry(),
+          ScheduleEntry.marker(State.FIRED, 50_000, 0, ScheduleEntry.Origin.UNKNOWN));
     }
     assertThat(store.due(10_000, 5_000, Long.MAX_VALUE)).isEmpty();
     schedule("pending-a", 20_000);
@@ -202,9 +206,13 @@ class ScheduleBytesStoreTest {
   @Test
   void shouldSweepExpiredMarkersWithoutTouchingLiveEntriesOrRenewedIds() {
     // given: two markers expiring at 100 and 200, one id re-scheduled after its marker
-    write("gone", null, ScheduleEntry.marker(State.FIRED, 100, 0));
-    write("kept", null, ScheduleEntry.marker(State.CANCELLED, 200, 0));
-    write("renewed", null, ScheduleEntry.marker(State.CANCELLED, 100, 0));
+    write("gone", null, ScheduleEntry.marker(State.FIRED, 100, 0, ScheduleEntry.Origin.UNKNOWN));
+    write(
+        "kept", null, ScheduleEntry.marker(State.CANCELLED, 200, 0, ScheduleEntry.Origin.UNKNOWN));
+    write(
+        "renewed",
+        null,
+        ScheduleEntry.marker(State.CANCELLED, 100, 0, ScheduleEntry.Origin.UNKNOWN));
     write("renewed", entry("renewed"), new ScheduleEntry(State.SCHEDULED, 500, 1, TASK));
 
     // when
@@ -225,9 +233,12 @@ class ScheduleBytesStoreTest {
     // given: five markers expiring at 100..104, and an expiry key left stale by a write that did
     // not know the marker it replaced
     for (int i = 0; i < 5; i++) {
-      write("m" + i, null, ScheduleEntry.marker(State.FIRED, 100 + i, 0));
+      write(
+          "m" + i,
+          null,
+          ScheduleEntry.marker(State.FIRED, 100 + i, 0, ScheduleEntry.Origin.UNKNOWN));
     }
-    write("stale", null, ScheduleEntry.marker(State.FIRED, 99, 0));
+    write("stale", null, ScheduleEntry.marker(State.FIRED, 99, 0, ScheduleEntry.Origin.UNKNOWN));
     write("stale", null, new ScheduleEntry(State.SCHEDULED, 500, 1, TASK));
 
     // when / then: at most two expiry keys a sweep, the stale one first and counting
@@ -255,7 +266,10 @@ class ScheduleBytesStoreTest {
             record("p", new ScheduleEntry(State.SCHEDULED, 5, 0, TASK).toBytes())));
     store.restoreBatch(
         List.of(
-            marker("b", ScheduleEntry.marker(State.FIRED, 1_000, 0).toBytes()),
+            marker(
+                "b",
+                ScheduleEntry.marker(State.FIRED, 1_000, 0, ScheduleEntry.Origin.UNKNOWN)
+                    .toBytes()),
             record("gone", new ScheduleEntry(State.SCHEDULED, 15, 0, TASK).toBytes()),
             record("gone", null),
             record("p", paused)));
@@ -279,7 +293,8 @@ class ScheduleBytesStoreTest {
     // the entry it replaced sat, and of a schedule that was paused
     byte[] first = new ScheduleEntry(State.SCHEDULED, 30, 0, TASK).toBytes();
     byte[] second = new ScheduleEntry(State.SCHEDULED, 20, 0, TASK).toBytes();
-    byte[] fired = ScheduleEntry.marker(State.FIRED, 1_000, 0).toBytes();
+    byte[] fired =
+        ScheduleEntry.marker(State.FIRED, 1_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes();
     byte[] waiting = new ScheduleEntry(State.SCHEDULED, 5, 0, TASK).toBytes();
     byte[] paused = new ScheduleEntry(State.PAUSED, Long.MAX_VALUE, 0, TASK).toBytes();
     store.restoreBatch(

@@ -14,7 +14,8 @@ class ScheduleChangelogTest {
 
   private static final byte[] LIVE =
       new ScheduleEntry(State.SCHEDULED, 5_000, 1, new byte[] {7}).toBytes();
-  private static final byte[] FIRED = ScheduleEntry.marker(State.FIRED, 90_000, 2).toBytes();
+  private static final byte[] FIRED =
+      ScheduleEntry.marker(State.FIRED, 90_000, 2, ScheduleEntry.Origin.UNKNOWN).toBytes();
 
   @Test
   void shouldLogALiveEntryAsItsValue() {

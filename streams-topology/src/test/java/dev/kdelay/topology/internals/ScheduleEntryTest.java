@@ -1,0 +1,76 @@
+package dev.kdelay.topology.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.topology.Decoded;
+import dev.kdelay.topology.internals.ScheduleEntry.Origin;
+import dev.kdelay.topology.internals.ScheduleEntry.State;
+import java.nio.ByteBuffer;
+import org.junit.jupiter.api.Test;
+
+/** The entry's two formats: 3, with the origin of its request, and 2, as earlier versions wrote. */
+class ScheduleEntryTest {
+
+  private static final byte[] TASK = {1, 2, 3};
+
+  @Test
+  void shouldReadBackWhatItWritesWithItsOrigin() {
+    ScheduleEntry entry =
+        new ScheduleEntry(State.SCHEDULED, 5_000, 42, new Origin(Origin.REROUTED, -7L), TASK);
+
+    byte[] bytes = entry.toBytes();
+
+    assertThat(bytes[0]).isEqualTo(ScheduleEntry.FORMAT_3);
+    assertThat(bytes).hasSize(ScheduleEntry.FORMAT_3_HEADER_BYTES + TASK.length);
+    assertThat(ScheduleEntry.decode(bytes).value()).isEqualTo(entry);
+    assertThat(ScheduleEntry.timeOf(bytes)).isEqualTo(5_000);
+  }
+
+  @Test
+  void shouldReadAnEntryAnEarlierVersionWroteWithAnUnknownOrigin() {
+    byte[] format2 =
+        ByteBuffer.allocate(ScheduleEntry.HEADER_BYTES + TASK.length)
+            .put(ScheduleEntry.FORMAT_2)
+            .put((byte) State.PAUSED.ordinal())
+            .putLong(Long.MAX_VALUE)
+            .putLong(42)
+            .put(TASK)
+            .array();
+    byte[] marker2 =
+        ByteBuffer.allocate(ScheduleEntry.HEADER_BYTES)
+            .put(ScheduleEntry.FORMAT_2)
+            .put((byte) State.FIRED.ordinal())
+            .putLong(9_000)
+            .putLong(42)
+            .array();
+
+    ScheduleEntry paused = ScheduleEntry.decode(format2).value();
+    ScheduleEntry fired = ScheduleEntry.decode(marker2).value();
+
+    assertThat(paused.origin()).isEqualTo(Origin.UNKNOWN);
+    assertThat(paused.task()).isEqualTo(TASK);
+    assertThat(fired.state()).isEqualTo(State.FIRED);
+    assertThat(fired.timeMs()).isEqualTo(9_000);
+  }
+
+  @Test
+  void shouldFindAMarkerOfFormatThreeExactlyItsHeaderLong() {
+    byte[] marker =
+        ScheduleEntry.marker(State.CANCELLED, 1_000, 5, new Origin(Origin.REQUESTS, 1)).toBytes();
+
+    assertThat(marker).hasSize(ScheduleEntry.FORMAT_3_HEADER_BYTES);
+    assertThat(ScheduleEntry.decode(marker).isReadable()).isTrue();
+    assertThat(ScheduleEntry.decode(java.util.Arrays.copyOf(marker, marker.length + 1)))
+        .isInstanceOf(Decoded.Unreadable.class);
+  }
+
+  @Test
+  void shouldCallAnUnknownOriginOrFormatDamage() {
+    byte[] bytes = ScheduleEntry.marker(State.FIRED, 1, 1, Origin.UNKNOWN).toBytes();
+    bytes[ScheduleEntry.HEADER_BYTES] = 9;
+    assertThat(ScheduleEntry.damage(bytes)).contains("origin");
+
+    bytes[0] = 4;
+    assertThat(ScheduleEntry.damage(bytes)).contains("format 4");
+  }
+}
