@@ -35,7 +35,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * Streams' {@code StreamTask.committableOffsetsAndMetadata} lists only partitions the task consumed
  * from), {@code KafkaProducer.sendOffsetsToTransaction} does nothing for an empty map, so the
  * transaction carries no group generation for the broker to fence, and under exactly_once_v2 the
- * new owner's transactional id differs from the zombie's: nothing stops the commit.
+ * new owner's transactional id differs from the zombie's: nothing stopped the commit, and every
+ * task fired twice. Now a task fires only once it has consumed a record of its own (its fence, see
+ * {@code TaskFence}), so every commit that carries a fire carries offsets, and the zombie's is
+ * fenced.
  *
  * <p>{@link ZombieFencingIT} freezes an instance under a steady load of requests, so its tasks
  * always have consumed offsets, and it is fenced. Here no request arrives after the zombie's last

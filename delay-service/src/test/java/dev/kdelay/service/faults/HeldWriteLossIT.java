@@ -28,10 +28,11 @@ import org.junit.jupiter.api.io.TempDir;
 
 /**
  * At least once, the store write that records a fire is held in memory until a commit has flushed
- * the fired record ({@code HeldWrites}). A request for an id whose write is held replaces that
- * write in memory, and the next commit commits the request's offset: a task closed right after that
- * commit (a graceful restart commits, then closes, with no punctuation in between) never makes the
- * write, and the request's effect is lost for good, since its offset is committed.
+ * the fired record ({@code HeldWrites}). A request for an id whose write was held replaced that
+ * write in memory, and the next commit committed the request's offset: a task closed right after
+ * that commit (a graceful restart commits, then closes, with no punctuation in between) never made
+ * the write, and the request's effect was lost for good, since its offset was committed. Now such a
+ * request takes the reroute detour and is applied once the write is made.
  *
  * <p>Here a cron schedule firing every second is cancelled right after an occurrence fired, with
  * commits 60 s apart so that the occurrence's write is still held, and the instance is restarted

@@ -28,11 +28,11 @@ import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
 /**
- * Holes in kdelay's safety net, found by reading the code and confirmed here against a real broker:
- * bad records that put a stream thread into a loop, or shut the instance down, where the contract
- * promises one dead letter and nothing else. Each test asserts what the contract promises, so that
- * it fails while the hole is open, and prints a {@code FAULTS} line with what it saw: healthy tasks
- * fired, dead letters, stream thread failures, states the instance left RUNNING for.
+ * Holes there were in kdelay's safety net, found by reading the code and reproduced here against a
+ * real broker before they were closed: bad records that put a stream thread into a loop, or shut
+ * the instance down, where the contract promises one dead letter and nothing else. Each test
+ * asserts what the contract promises and prints a {@code FAULTS} line with what it saw: healthy
+ * tasks fired, dead letters, stream thread failures, states the instance left RUNNING for.
  *
  * <p>A hole that loops is watched until {@link BadRecordScenario#LOOPING} stream threads have died
  * (the contract allows at most one failed transaction per refused record), not until the instance
@@ -71,9 +71,9 @@ class SafetyNetHolesIT {
   }
 
   /**
-   * Defect 1: a time before 1970 parses (as a negative epoch millisecond), is stored and fires at
-   * once; Kafka Streams' {@code Record} refuses a negative timestamp inside the punctuator, and the
-   * stream thread fails again after every replacement.
+   * Defect 1: a time before 1970 parsed (as a negative epoch millisecond), was stored and fired at
+   * once; Kafka Streams' {@code Record} refused the negative timestamp inside the punctuator, and
+   * the stream thread failed again after every replacement. Now it is rejected at intake.
    */
   @ParameterizedTest(name = "delay-fire-at: {0}")
   @ValueSource(strings = {"0001-01-01T00:00:00Z", "1969-07-20T20:17:00Z"})
@@ -114,8 +114,10 @@ class SafetyNetHolesIT {
    * topic accepts, which kdelay's cached metadata of the topic does not know yet), fired in one
    * transaction with healthy tasks. Only the first refusal of a transaction reaches the production
    * exception handler (Kafka Streams' {@code RecordCollectorImpl} returns early from every later
-   * send callback once {@code sendException} is set), so each stream thread failure quarantines one
-   * record; past 10 failures a minute {@code ReplaceThreadHandler} shuts the instance down.
+   * send callback once {@code sendException} is set), so each stream thread failure quarantined one
+   * record, and past 10 failures a minute {@code ReplaceThreadHandler} shut the instance down. Now
+   * the producer itself reports every refusal to the quarantine, and after a failure the task fires
+   * one record per transaction until the culprits are known.
    *
    * <p>Run with the README's 3 s failover profile (session 3 s, heartbeat 1 s), which the test
    * broker accepts, so that it ends sooner: a failed thread costs ~3.5 s, and the instance shut
@@ -175,9 +177,9 @@ class SafetyNetHolesIT {
   /**
    * Defect 3, the dead-letter topic's own timestamp limit: a rejected request keeps its record
    * timestamp in its dead letter, and nothing checks the dead-letter topic's {@code
-   * message.timestamp.before.max.ms}. Today the dead letter is refused, written again in its
-   * smallest form with the same timestamp, refused again, and dropped: two failed transactions and
-   * a lost dead letter.
+   * message.timestamp.before.max.ms}. The dead letter was refused, written again in its smallest
+   * form with the same timestamp, refused again, and dropped: two failed transactions and a lost
+   * dead letter. Now a dead letter is stamped when it is written.
    */
   @Test
   void shouldWriteTheDeadLetterWhenTheDeadLetterTopicRefusesTheRequestsOldTimestamp(
@@ -235,9 +237,10 @@ class SafetyNetHolesIT {
    * Defect 3, a cause that changes between retries: the dead letter of a task its target refuses by
    * age says how old the record is ({@code ... stamped with its due time, N ms ago}), and the
    * quarantine knows a dead letter by its timestamp, code and message. Stamped with the old due
-   * time, it is refused by a dead-letter topic with the same limit; on the retry the age, hence the
-   * message, hence the cause, is new, so the quarantine never recognizes it and the full dead
-   * letter is refused again, forever.
+   * time, it was refused by a dead-letter topic with the same limit; on the retry the age, hence
+   * the message, hence the cause, was new, so the quarantine never recognized it and the full dead
+   * letter was refused again, forever. Now causes are known by code and idempotency key, and dead
+   * letters are stamped when written.
    */
   @Test
   void shouldDeadLetterAnOldUndeliverableTaskOnceWhenTheDeadLetterTopicRefusesItsDueTime(
@@ -284,9 +287,10 @@ class SafetyNetHolesIT {
 
   /**
    * Defect 4: a user topic whose name ends in {@code -changelog}, which the allowlist names as a
-   * target, refuses one fired record at the broker. {@code DeliveryQuarantine.causeOf} gives no
+   * target, refuses one fired record at the broker. {@code DeliveryQuarantine.causeOf} gave no
    * cause for any topic ending in {@code -changelog} (meant for kdelay's own changelog), so the
-   * record is never quarantined and is fired into the same refusal after every replacement.
+   * record was never quarantined and was fired into the same refusal after every replacement. Now
+   * only kdelay's own changelog is matched, by its name.
    */
   @Test
   void shouldDeadLetterOnceWhenATargetNamedLikeAChangelogRefusesAFiredRecord(KafkaTestCluster kafka)
