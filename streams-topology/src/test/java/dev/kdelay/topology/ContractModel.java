@@ -381,18 +381,17 @@ final class ContractModel {
 
   /**
    * Orders a request against the one that set its id's state: -1 older (SUPERSEDED), 0 the same
-   * request again (a duplicate: applied as nothing), 1 newer. By timestamp; a tie by content: the
-   * same content is a duplicate, other content read from the same topic (every request here) came
-   * later; a state whose request is unknown gives way but for a cancel or a fire.
+   * request again (a duplicate: applied as nothing), 1 newer. By timestamp; a tie with a fire or a
+   * cancel goes to them; a tie with a live schedule to the request, unless it has the same content.
    */
   private static int order(Entry current, long requestMs, Content content) {
     if (requestMs != current.requestMs) {
       return requestMs < current.requestMs ? -1 : 1;
     }
-    if (current.content != null) {
-      return current.content.same(content) ? 0 : 1;
+    if (current.state == State.CANCELLED || current.state == State.FIRED) {
+      return -1;
     }
-    return current.state == State.CANCELLED || current.state == State.FIRED ? -1 : 1;
+    return current.content != null && current.content.same(content) ? 0 : 1;
   }
 
   /** The request being judged, for the entries it writes. */

@@ -486,16 +486,37 @@ class DelayTopologyTest {
         header(DelayHeaders.FIRE_AT, Long.toString(START.toEpochMilli())));
     delay.advanceTo(START.plusSeconds(2));
 
-    // then: a duplicate, applied as nothing: not fired again, and no dead letter
-    assertThat(delay.deadLetters()).isEmpty();
+    // then: the same request, after it fired: dead-lettered, not fired again
+    assertThat(delay.deadLetters())
+        .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+        .containsExactly("SUPERSEDED");
     assertThat(delay.fired()).isEmpty();
     assertThat(StoredSchedules.of(delay.driver).view("replayed").value().status())
         .isEqualTo(ScheduleView.Status.FIRED);
   }
 
   @Test
-  void
-      shouldApplyACancelStampedLikeTheScheduleThatFiredJustBeforeItWhetherAPunctuationCameBetween() {
+  void shouldFireOnceWithoutADeadLetterWhenTheSameRequestArrivesTwiceBeforeItFires() {
+    // given: a producer's retry: the same request twice, the same timestamp
+    for (int copy = 0; copy < 2; copy++) {
+      delay.request(
+          bytes("retried"),
+          bytes("once"),
+          START,
+          header(DelayHeaders.TARGET_TOPIC, DelayDriver.TARGET),
+          header(DelayHeaders.AFTER, "1000"));
+    }
+
+    // when
+    delay.advanceTo(START.plusSeconds(2));
+
+    // then: the copy applied as nothing
+    assertThat(delay.deadLetters()).isEmpty();
+    assertThat(delay.fired()).hasSize(1);
+  }
+
+  @Test
+  void shouldDeadLetterACancelStampedLikeTheScheduleThatFiredJustBeforeItAsSuperseded() {
     // given: a schedule due already and its cancel, sent one behind the other in the same
     // millisecond; Kafka Streams may run a punctuation between them, and here it does
     delay.request(
@@ -510,10 +531,12 @@ class DelayTopologyTest {
     // when
     delay.request(bytes("late"), null, START);
 
-    // then: the cancel came later in the same partition, so it is newer: applied, not SUPERSEDED
-    assertThat(delay.deadLetters()).isEmpty();
+    // then: the cancel lost the tie to the fire, and says so; the status says what happened
+    assertThat(delay.deadLetters())
+        .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+        .containsExactly("SUPERSEDED");
     assertThat(StoredSchedules.of(delay.driver).view("late").value().status())
-        .isEqualTo(ScheduleView.Status.CANCELLED);
+        .isEqualTo(ScheduleView.Status.FIRED);
   }
 
   @Test

@@ -137,13 +137,19 @@ final class Schedules {
       return Optional.empty(); // the request that set this state, again: applied once already
     }
     if (order == Order.OLDER) {
+      String state =
+          switch (current.state()) {
+            case CANCELLED -> "cancelled";
+            case FIRED -> "fired";
+            default -> "set";
+          };
       return rejection(
           RejectionReason.SUPERSEDED,
-          "a newer "
-              + (current.state() == State.CANCELLED ? "cancel" : "request")
-              + " for this id (timestamp "
+          "this id was "
+              + state
+              + " by a request stamped "
               + current.requestMs()
-              + ") already applied; this request's timestamp is "
+              + ", no older than this one, stamped "
               + request.timestamp());
     }
     By by = new By(request.timestamp(), origin);
@@ -176,28 +182,25 @@ final class Schedules {
   }
 
   /**
-   * Orders a request against the one that set the current state: by timestamp, and a tie by what
-   * the two requests are. The same content is the same request again (a producer's retry, a dead
-   * letter replayed twice), which applies as nothing: a fired one-shot does not fire again. Two
-   * different requests read from the same topic partition were sent in the order of their offsets,
-   * and this one, read later, is newer. Only between a request read from the reroute topic and one
-   * read from the request topic (or a state an earlier version wrote) is the order unknown: a
-   * cancel wins that tie, as does a fire.
+   * Orders a request against the one that set the current state, by timestamp. A tie with a fire or
+   * a cancel goes to them: a request no newer than what fired or cancelled the id is {@code
+   * SUPERSEDED}, which is what makes a dead letter replayed twice, or a retry sent again stamped
+   * like the first, schedule once. A tie with a live schedule goes to the request, read later,
+   * unless it is the same request again (the same content: a producer's retry), which applies as
+   * nothing.
    */
   private static Order order(ScheduleEntry current, long requestMs, Origin origin) {
     if (requestMs != current.requestMs()) {
       return requestMs < current.requestMs() ? Order.OLDER : Order.NEWER;
     }
-    Origin before = current.origin();
-    if (before.known() && origin.known()) {
-      if (before.digest() == origin.digest()) {
-        return Order.DUPLICATE;
-      }
-      if (before.source() == origin.source()) {
-        return Order.NEWER;
-      }
+    if (current.state().marker()) {
+      return Order.OLDER;
     }
-    return current.state().marker() ? Order.OLDER : Order.NEWER;
+    Origin before = current.origin();
+    if (before.known() && origin.known() && before.digest() == origin.digest()) {
+      return Order.DUPLICATE;
+    }
+    return Order.NEWER;
   }
 
   private Optional<Rejection> schedule(
