@@ -274,7 +274,7 @@ public final class DelayService implements AutoCloseable {
     // Target topics seen at intake are warmed into the stream threads' producers, so that no
     // first fire to a topic waits for its metadata on the stream thread.
     // Every record the producers fail to send is reported to the quarantine, with the record.
-    DeliveryQuarantine quarantine = new DeliveryQuarantine(ready);
+    DeliveryQuarantine quarantine = new DeliveryQuarantine(ready, metrics);
     clients = new WarmingClientSupplier(quarantine);
     targetTopics = AdminTargetTopics.create(targetAdmin, ready, clients);
     Properties properties = ready.streamsProperties();

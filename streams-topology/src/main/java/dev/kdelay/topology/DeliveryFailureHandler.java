@@ -9,9 +9,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Kafka Streams' production exception handler in kdelay: a record the producer refused is
- * remembered in the {@link DeliveryQuarantine} (where a watched producer has reported it already),
- * and the stream thread fails at once.
+ * Kafka Streams' production exception handler in kdelay: a record the producer refused, and which
+ * the {@link RescuingProducer} could not rescue, is remembered in the {@link DeliveryQuarantine}
+ * (where the watched producer has reported it already), and the stream thread fails at once.
  *
  * <p>Failing is the only honest answer under exactly-once: the refusal has already made the
  * producer's transaction abortable, so going on would only lose more work at the commit. The stream

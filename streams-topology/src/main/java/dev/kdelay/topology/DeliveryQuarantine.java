@@ -1,8 +1,10 @@
 package dev.kdelay.topology;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.internals.Names;
 import dev.kdelay.topology.internals.RecordSize;
+import dev.kdelay.topology.internals.RefusedRecords;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
@@ -38,14 +40,25 @@ import org.apache.kafka.common.protocol.Errors;
 import org.apache.kafka.streams.StreamsConfig;
 
 /**
- * The records the broker refused, remembered so that the same record is never handed to the
- * producer again: kdelay's safety net for what its deliverability checks could not foresee.
+ * What kdelay does about records the broker refuses: its safety net for what its deliverability
+ * checks could not foresee (a topic's limits changed since kdelay read them, a broker-side policy,
+ * a permission taken away).
  *
- * <p>Under exactly-once a refused record fails the whole transaction: the stream thread stops, its
- * tasks are revived from their changelogs, and everything since the last commit runs again. Were
- * the refused record simply written again, that would repeat forever. Instead every refusal is
- * recorded here ({@link #recordRefused}), and on the retry kdelay writes a dead letter in its
- * place:
+ * <p><b>A refused write is rescued.</b> The producers Kafka Streams uses are {@linkplain #watch
+ * watched} by a {@link RescuingProducer}: when the broker refuses a fired record, it finds that
+ * record by sending each suspect alone, puts the record's {@code UNDELIVERABLE} dead letter in its
+ * place ({@link #deadLetterFor}; a refused dead letter gets its smallest form), and writes the
+ * transaction again before Kafka Streams commits it. No stream thread fails, the healthy records of
+ * the transaction are late by the rescue's few round trips, and each task still ends in one fire or
+ * one dead letter. The refusal is {@linkplain #rescued remembered} as below, so that work done
+ * again writes the dead letter at once.
+ *
+ * <p><b>What cannot be rescued fails the thread, once.</b> A refused changelog record or rerouted
+ * request, a dead letter refused even in its smallest form, or an error that is not about a record
+ * reaches Kafka Streams as it came: the transaction fails, the stream thread stops, its tasks are
+ * revived from their changelogs, and everything since the last commit runs again. Were the refused
+ * record simply written again, that would repeat forever. Instead every refusal is recorded here
+ * ({@link #recordRefused}), and on the retry kdelay writes a dead letter in its place:
  *
  * <ul>
  *   <li>a fired record ({@link #firedCause}) is dead-lettered as {@code UNDELIVERABLE};
@@ -57,29 +70,26 @@ import org.apache.kafka.streams.StreamsConfig;
  *       for {@link #TOPIC_REFUSAL_MS} ({@link #topicRefusal}).
  * </ul>
  *
- * <p><b>Every refusal is seen.</b> The producers Kafka Streams uses are {@linkplain #watch
- * watched}: each failed send reports its record and error here, from the producer's I/O thread,
- * before Kafka Streams hears of it. Kafka Streams' own handler hears only the first refusal of a
- * transaction (its record collector skips the callbacks after one), and none of the errors it
- * treats as fatal (authorization, {@code InvalidTopicException}, {@code UnknownServerException}),
- * so one failed transaction now teaches every refusal the broker made in it. An error that is not
- * the record's own is not held against it: a transaction aborted, a batch-mate's invalid record,
- * and the transaction's error that the producer passes on to every record still queued behind it
- * (the same exception object again, told apart by identity).
+ * <p>Every failed send is reported here from the producer's I/O thread before Kafka Streams hears
+ * of it: Kafka Streams' own handler hears only the first refusal of a transaction (its record
+ * collector skips the callbacks after one), and none of the errors it treats as fatal
+ * (authorization, {@code InvalidTopicException}, {@code UnknownServerException}), so one failed
+ * transaction teaches every refusal the broker made in it. An error that is not the record's own is
+ * not held against it: a transaction aborted, a batch-mate's invalid record, and the transaction's
+ * error that the producer passes on to every record still queued behind it (the same exception
+ * object again, told apart by identity).
  *
- * <p><b>Progress after a refusal.</b> A failed transaction may hold records the broker never
- * judged. So for {@link #RECOVERY_MS} after a refusal the punctuations fire in small steps, one
- * entry per transaction at first and twice as many after each commit that succeeds, and every
- * failure makes progress however many bad records are due together. Failures the quarantine has
- * handled do not count towards the instance's limit on failing threads ({@link #learn}).
+ * <p><b>Progress after a failure.</b> A failed transaction may hold records the broker never
+ * judged. So for {@link #RECOVERY_MS} after a refusal that failed a transaction the punctuations
+ * fire in small steps, one entry per transaction at first and twice as many after each commit that
+ * succeeds, and every failure makes progress however many bad records are due together. Failures
+ * the quarantine has handled do not count towards the instance's limit on failing threads ({@link
+ * #learn}). Exactly once still holds: the failed transaction is aborted, so neither the refused
+ * record nor the removal of its task is visible; the retry removes the task and writes the dead
+ * letter in one new transaction.
  *
- * <p>Exactly once still holds: the failed transaction is aborted, so neither the refused record nor
- * the removal of its task is visible; the retry removes the task and writes the dead letter in one
- * new transaction. Each task is fired once or dead-lettered once, never both, never neither.
- *
- * <p>The memory is per instance and bounded: a partition that moves to another instance costs that
- * instance a failed transaction before it learns the same. Thread-safe: refusals arrive on producer
- * I/O threads, the checks run on stream threads.
+ * <p>The memory is per instance and bounded. Thread-safe: refusals arrive on producer I/O threads,
+ * the checks run on stream threads.
  */
 public final class DeliveryQuarantine {
 
@@ -98,6 +108,7 @@ public final class DeliveryQuarantine {
   private static final int CAPACITY = 10_000;
 
   private final DelayConfig config;
+  private final DelayMetrics metrics;
   private final LongSupplier clock;
   private final Map<String, Refusal> refusals = leastRecentlyUsed();
   private final Map<String, TopicRefusal> topics = leastRecentlyUsed();
@@ -110,6 +121,7 @@ public final class DeliveryQuarantine {
   // Read without the lock on every fire: a stream thread asks only once anything was refused.
   private volatile boolean empty = true;
   private volatile long learned;
+  private volatile long rescued;
   private volatile long lastRefusalMs = Long.MIN_VALUE;
 
   /**
@@ -130,7 +142,17 @@ public final class DeliveryQuarantine {
    * @param config the service's configuration, for the names of its own topics
    */
   public DeliveryQuarantine(DelayConfig config) {
-    this(config, System::currentTimeMillis);
+    this(config, DelayMetrics.NOOP, System::currentTimeMillis);
+  }
+
+  /**
+   * Creates an empty quarantine on the system clock.
+   *
+   * @param config the service's configuration, for the names of its own topics
+   * @param metrics told of every fired record the producer replaced by its dead letter
+   */
+  public DeliveryQuarantine(DelayConfig config, DelayMetrics metrics) {
+    this(config, metrics, System::currentTimeMillis);
   }
 
   /**
@@ -140,7 +162,19 @@ public final class DeliveryQuarantine {
    * @param clock epoch milliseconds
    */
   public DeliveryQuarantine(DelayConfig config, LongSupplier clock) {
+    this(config, DelayMetrics.NOOP, clock);
+  }
+
+  /**
+   * Creates an empty quarantine.
+   *
+   * @param config the service's configuration, for the names of its own topics
+   * @param metrics told of every fired record the producer replaced by its dead letter
+   * @param clock epoch milliseconds
+   */
+  public DeliveryQuarantine(DelayConfig config, DelayMetrics metrics, LongSupplier clock) {
     this.config = Objects.requireNonNull(config, "config cannot be null");
+    this.metrics = Objects.requireNonNull(metrics, "metrics cannot be null");
     this.clock = Objects.requireNonNull(clock, "clock cannot be null");
   }
 
@@ -157,12 +191,51 @@ public final class DeliveryQuarantine {
   }
 
   /**
-   * The producer, watched: every record it fails to send is {@linkplain #recordRefused recorded}
-   * before the caller's callback runs. Give it the producers Kafka Streams creates ({@code
-   * KafkaClientSupplier.getProducer}).
+   * The producer, watched: a write the broker refused a record in is rescued, the record replaced
+   * by its dead letter ({@link RescuingProducer}), and every refusal it cannot rescue is
+   * {@linkplain #recordRefused recorded} before the caller's callback runs. Give it the producers
+   * Kafka Streams creates ({@code KafkaClientSupplier.getProducer}).
    */
   public Producer<byte[], byte[]> watch(Producer<byte[], byte[]> producer) {
-    return new WatchedProducer(producer, this);
+    return new RescuingProducer(producer, this);
+  }
+
+  /**
+   * The dead letter to write instead of a record the broker refused alone, if it has one: a fired
+   * record's {@code UNDELIVERABLE} dead letter, or a dead letter's smallest form.
+   *
+   * @param refused the record as the producer was given it
+   * @param error the broker's error
+   * @param smallest whether to give the smallest form, the whole one having been refused too
+   */
+  Optional<ProducerRecord<byte[], byte[]>> deadLetterFor(
+      ProducerRecord<byte[], byte[]> refused, Exception error, boolean smallest) {
+    return RefusedRecords.deadLetter(refused, describe(error), smallest, config, clock.getAsLong());
+  }
+
+  /**
+   * Notes a record the producer replaced by its dead letter in a rescued write: its cause (or its
+   * topic, or its size) is remembered as a refusal's is, so that a retry of the same work writes
+   * the dead letter at once. Nothing failed, so nothing slows down: it does not count as
+   * {@linkplain #learned learned}.
+   */
+  void rescued(ProducerRecord<byte[], byte[]> refused, Exception error) {
+    synchronized (this) {
+      rescued++;
+    }
+    remember(refused, error);
+    if (!refused.topic().equals(config.dlqTopic())) {
+      try {
+        metrics.taskUndeliverable(RejectionReason.UNDELIVERABLE);
+      } catch (RuntimeException e) {
+        // Reporting must not turn a rescued write into a failed one.
+      }
+    }
+  }
+
+  /** How many refused records were replaced by their dead letters in rescued writes. */
+  public long rescued() {
+    return rescued;
   }
 
   /**
@@ -182,6 +255,15 @@ public final class DeliveryQuarantine {
         return false; // recorded already: the handler again, or the transaction's error passed on
       }
     }
+    boolean remembered = remember(record, error);
+    if (remembered) {
+      noteLearned();
+    }
+    return remembered;
+  }
+
+  /** Remembers a record's refusal for its cause, its topic or its size; false if it has none. */
+  private boolean remember(ProducerRecord<byte[], byte[]> record, Exception error) {
     String description = describe(error);
     if (error instanceof TopicAuthorizationException || error instanceof InvalidTopicException) {
       Set<String> named =
@@ -337,11 +419,11 @@ public final class DeliveryQuarantine {
   synchronized void refused(String cause, String error) {
     Refusal previous = refusals.get(cause);
     refusals.put(cause, new Refusal(previous == null ? 1 : previous.count() + 1, error));
-    noteLearned();
+    empty = false;
   }
 
-  private void noteLearned() {
-    empty = false;
+  /** Counts a refusal that failed a transaction: the punctuations fire in steps for a while. */
+  private synchronized void noteLearned() {
     learned++;
     lastRefusalMs = clock.getAsLong();
   }
@@ -411,6 +493,9 @@ public final class DeliveryQuarantine {
         break;
       }
     }
+    if (!learnedTopics.isEmpty()) {
+      noteLearned();
+    }
     return new Learned(learnedTopics, handled || !learnedTopics.isEmpty());
   }
 
@@ -424,7 +509,7 @@ public final class DeliveryQuarantine {
       }
     }
     if (!quarantined.isEmpty()) {
-      noteLearned();
+      empty = false;
     }
     return quarantined;
   }

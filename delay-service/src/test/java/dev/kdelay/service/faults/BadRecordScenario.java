@@ -65,6 +65,9 @@ final class BadRecordScenario implements AutoCloseable {
   private final Set<String> healthy = new LinkedHashSet<>();
   private final long startedAtMs = System.currentTimeMillis();
 
+  /** When the broker had every request sent so far, epoch ms. */
+  private volatile long writtenMs;
+
   /**
    * Creates {@code <name>-open} and starts kdelay on {@code <name>-requests} (2 partitions) and
    * {@code <name>-dlq}, with these settings over the scenario's own. A test that needs the
@@ -160,6 +163,7 @@ final class BadRecordScenario implements AutoCloseable {
     for (Future<RecordMetadata> each : sent) {
       each.get(30, TimeUnit.SECONDS);
     }
+    writtenMs = System.currentTimeMillis();
   }
 
   static KafkaProducer<byte[], byte[]> producer(String bootstrapServers) {
@@ -289,7 +293,8 @@ final class BadRecordScenario implements AutoCloseable {
         letters,
         threads.failures(),
         states(),
-        System.currentTimeMillis() - startedAtMs);
+        System.currentTimeMillis() - startedAtMs,
+        writtenMs);
   }
 
   /** Whether the instance left RUNNING for a state it does not come back from. */
@@ -326,6 +331,7 @@ final class BadRecordScenario implements AutoCloseable {
    * @param threadFailures stream threads that died
    * @param states states other than RUNNING seen
    * @param elapsedMs from the start of the service to the end of watching
+   * @param writtenMs when the broker had the requests: a task due before cannot fire before
    */
   record Outcome(
       String name,
@@ -335,7 +341,8 @@ final class BadRecordScenario implements AutoCloseable {
       List<Received> deadLetters,
       int threadFailures,
       Set<String> states,
-      long elapsedMs) {
+      long elapsedMs,
+      long writtenMs) {
 
     Map<String, Long> firesPerKey() {
       return fired.stream()
@@ -361,9 +368,27 @@ final class BadRecordScenario implements AutoCloseable {
           .toArray();
     }
 
+    /**
+     * Visible after the later of its due time and the moment its request was written, sorted: the
+     * lateness kdelay answers for, also of tasks sent due already.
+     */
+    long[] latenessSinceWritten() {
+      return fired.stream()
+          .mapToLong(r -> r.receivedAtMs() - Math.max(writtenMs, r.headerMs(DelayHeaders.DUE_AT)))
+          .sorted()
+          .toArray();
+    }
+
     long latenessPercentile(double p) {
-      long[] late = lateness();
-      return late.length == 0 ? -1 : late[(int) Math.min(late.length - 1, late.length * p)];
+      return percentile(lateness(), p);
+    }
+
+    long latenessSinceWrittenPercentile(double p) {
+      return percentile(latenessSinceWritten(), p);
+    }
+
+    private static long percentile(long[] sorted, double p) {
+      return sorted.length == 0 ? -1 : sorted[(int) Math.min(sorted.length - 1, sorted.length * p)];
     }
 
     /** Dead letters as {@code key:code}. */
@@ -383,7 +408,8 @@ final class BadRecordScenario implements AutoCloseable {
       String line =
           String.format(
               "FAULTS %s: stopped by %s after %d ms; healthy fired %d of %d (records %d,"
-                  + " duplicated keys %d), due->visible p50 %d / p99 %d / max %d ms; dead letters"
+                  + " duplicated keys %d), due->visible p50 %d / p99 %d / max %d ms, from"
+                  + " max(due, written) p50 %d / p99 %d / max %d ms; dead letters"
                   + " %d %s; stream thread failures %d; states other than RUNNING %s",
               name,
               stoppedBy,
@@ -395,6 +421,9 @@ final class BadRecordScenario implements AutoCloseable {
               latenessPercentile(0.5),
               latenessPercentile(0.99),
               latenessPercentile(1.0),
+              latenessSinceWrittenPercentile(0.5),
+              latenessSinceWrittenPercentile(0.99),
+              latenessSinceWrittenPercentile(1.0),
               letters.size(),
               letters.size() > 20 ? letters.subList(0, 20) + "..." : letters,
               threadFailures,

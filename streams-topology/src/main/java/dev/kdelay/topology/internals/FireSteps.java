@@ -3,17 +3,19 @@ package dev.kdelay.topology.internals;
 import dev.kdelay.topology.DeliveryQuarantine;
 
 /**
- * How many due entries one punctuation of a task may fire, after the broker refused a record: small
- * steps, each in a transaction of its own, until commits succeed again.
+ * How many due entries one punctuation of a task may fire, after a refusal failed a transaction:
+ * small steps, each in a transaction of its own, until commits succeed again. (A refused fired
+ * record is usually rescued by the producer, and fails nothing; see {@link DeliveryQuarantine}.)
  *
- * <p>A refusal fails the whole transaction, and the records sent after it in that transaction may
- * never have reached the broker, so nobody knows whether they are good. Fired again together, the
- * next bad one among them fails the next transaction, and so on. Fired one per transaction, a
- * failure is always that one record's, and each commit that succeeds is progress. So for {@link
- * DeliveryQuarantine#RECOVERY_MS} after a refusal (and at once when one is learned while the task
- * runs) a punctuation fires one entry, asks for a commit, and fires nothing more until that commit
- * ended; each commit that ended doubles the step, until it is the usual batch again. Healthy tasks
- * lose a few dozen milliseconds; bad ones cost a failed transaction each and never a loop.
+ * <p>A refusal that is not rescued fails the whole transaction, and the records sent after it in
+ * that transaction may never have reached the broker, so nobody knows whether they are good. Fired
+ * again together, the next bad one among them fails the next transaction, and so on. Fired one per
+ * transaction, a failure is always that one record's, and each commit that succeeds is progress. So
+ * for {@link DeliveryQuarantine#RECOVERY_MS} after a refusal (and at once when one is learned while
+ * the task runs) a punctuation fires one entry, asks for a commit, and fires nothing more until
+ * that commit ended; each commit that ended doubles the step, until it is the usual batch again.
+ * Healthy tasks lose a few dozen milliseconds; bad ones cost a failed transaction each and never a
+ * loop.
  *
  * <p>One per task; runs on the stream thread only.
  */
