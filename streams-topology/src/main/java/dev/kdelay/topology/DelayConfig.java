@@ -166,6 +166,15 @@ public final class DelayConfig extends AbstractConfig {
           + " way a fire writes one changelog record (a tombstone, carrying the marker while it is"
           + " remembered), and an expiry writes none.";
 
+  public static final String STORE_FORMAT_CONFIG = "delay.store.format";
+  private static final String STORE_FORMAT_DOC =
+      "The format of the entries kdelay writes to its store and changelog. 3 keeps, with each"
+          + " entry, where its request was read and a digest of it, so that the same request"
+          + " again (a producer's retry) applies as nothing; earlier versions of kdelay read only"
+          + " 2, and would dead-letter a format 3 entry as UNREADABLE_TASK. For a rolling upgrade"
+          + " from such a version, set 2, roll every instance, then remove it and roll again."
+          + " Both formats are always read.";
+
   public static final String MISFIRE_THRESHOLD_CONFIG = "delay.misfire.threshold.ms";
   private static final String MISFIRE_THRESHOLD_DOC =
       "How late an occurrence of a recurring schedule may come due before it counts as missed"
@@ -353,6 +362,7 @@ public final class DelayConfig extends AbstractConfig {
               atLeast(0),
               Importance.LOW,
               FIRED_RETENTION_DOC)
+          .define(STORE_FORMAT_CONFIG, Type.INT, 3, between(2, 3), Importance.LOW, STORE_FORMAT_DOC)
           .define(
               MISFIRE_THRESHOLD_CONFIG,
               Type.LONG,
@@ -550,6 +560,11 @@ public final class DelayConfig extends AbstractConfig {
   /** How long a fired one-shot task is remembered; 0 forgets it at once. */
   public long firedRetentionMs() {
     return getLong(FIRED_RETENTION_CONFIG);
+  }
+
+  /** The format of the store entries kdelay writes: 2 or 3 ({@link #STORE_FORMAT_CONFIG}). */
+  public byte storeFormat() {
+    return getInt(STORE_FORMAT_CONFIG).byteValue();
   }
 
   /**

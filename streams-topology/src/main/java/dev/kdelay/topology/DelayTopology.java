@@ -144,7 +144,8 @@ public final class DelayTopology {
             Names.REQUESTS_SOURCE,
             Names.REROUTED_SOURCE)
         .addStateStore(
-            new ScheduleStoreBuilder(Names.SCHEDULES_STORE, config.changelogDeleteRetentionMs()),
+            new ScheduleStoreBuilder(
+                Names.SCHEDULES_STORE, config.changelogDeleteRetentionMs(), config.storeFormat()),
             Names.PROCESSOR)
         .addSink(Names.REROUTE_SINK, config.rerouteTopic(), bytesOut, bytesOut, Names.PROCESSOR)
         .addSink(Names.DLQ_SINK, config.dlqTopic(), bytesOut, bytesOut, Names.PROCESSOR)

@@ -540,6 +540,24 @@ class DelayTopologyTest {
   }
 
   @Test
+  void shouldWriteEntriesAnEarlierVersionReadsWhileARollingUpgradeAsksForFormatTwo() {
+    // given
+    delay.close();
+    delay = new DelayDriver(stateDir, Map.of(DelayConfig.STORE_FORMAT_CONFIG, 2));
+    String changelog =
+        delay.config.applicationId() + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
+
+    // when
+    delay.scheduleAt("upgrading", START.plusSeconds(1), "v");
+    delay.advanceTo(START.plusSeconds(2));
+
+    // then: the entry in format 2, and the task fired as ever
+    List<TestRecord<byte[], byte[]>> changes = delay.output(changelog).readRecordsToList();
+    assertThat(changes.get(0).value()[0]).isEqualTo((byte) 2);
+    assertThat(delay.fired()).hasSize(1);
+  }
+
+  @Test
   void shouldProduceAtMostThreeRecordsPerOneShotTaskIncludingTheExpiryOfItsMarker() {
     // given: 100 one-shot tasks, remembered for 10 s after they fire
     delay.close();

@@ -167,6 +167,26 @@ public record ScheduleEntry(State state, long timeMs, long requestMs, Origin ori
 
   /** The binary form, format 3. */
   public byte[] toBytes() {
+    return toBytes(FORMAT_3);
+  }
+
+  /**
+   * The binary form in a format: {@link #FORMAT_3}, or {@link #FORMAT_2} (without the origin, which
+   * earlier versions read) while a rolling upgrade still runs them.
+   */
+  public byte[] toBytes(byte format) {
+    if (format == FORMAT_2) {
+      return ByteBuffer.allocate(HEADER_BYTES + task.length)
+          .put(FORMAT_2)
+          .put((byte) state.ordinal())
+          .putLong(timeMs)
+          .putLong(requestMs)
+          .put(task)
+          .array();
+    }
+    if (format != FORMAT_3) {
+      throw new IllegalArgumentException("no schedule entry format " + format);
+    }
     return ByteBuffer.allocate(FORMAT_3_HEADER_BYTES + task.length)
         .put(FORMAT_3)
         .put((byte) state.ordinal())

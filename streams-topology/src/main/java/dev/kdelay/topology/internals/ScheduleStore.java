@@ -89,14 +89,17 @@ public final class ScheduleStore
   private Sensor rangeSensor;
   private Sensor sweepSensor;
   private Runnable onCommit = () -> {};
+  private final byte format;
 
   /**
    * @param bytes the layers below: change logging over RocksDB
    * @param ids the serde of schedule ids, UTF-8 text as requests carry them
+   * @param format the format of the entries it writes
    */
-  ScheduleStore(ScheduleBytes bytes, Serde<String> ids) {
+  ScheduleStore(ScheduleBytes bytes, Serde<String> ids, byte format) {
     this.bytes = bytes;
     this.ids = ids;
+    this.format = format;
   }
 
   @Override
@@ -131,7 +134,7 @@ public final class ScheduleStore
    */
   public void write(String id, Stored previous, ScheduleEntry next) {
     byte[] previousRaw = previous == null ? null : previous.raw();
-    byte[] nextRaw = next == null ? null : next.toBytes();
+    byte[] nextRaw = next == null ? null : next.toBytes(format);
     maybeMeasureLatency(
         () -> bytes.write(key(id), previousRaw, nextRaw),
         time,

@@ -27,6 +27,7 @@ import org.apache.kafka.streams.state.StoreBuilder;
 public final class ScheduleStoreBuilder implements StoreBuilder<ScheduleStore> {
 
   private final String name;
+  private final byte format;
   private final Map<String, String> logConfig = new HashMap<>();
 
   /**
@@ -35,7 +36,19 @@ public final class ScheduleStoreBuilder implements StoreBuilder<ScheduleStore> {
    *     a marker is kept
    */
   public ScheduleStoreBuilder(String name, long deleteRetentionMs) {
+    this(name, deleteRetentionMs, ScheduleEntry.FORMAT_3);
+  }
+
+  /**
+   * @param name the store name
+   * @param deleteRetentionMs the changelog's {@code delete.retention.ms}: at least the longest time
+   *     a marker is kept
+   * @param format the format of the entries it writes ({@link ScheduleEntry#FORMAT_2} or {@link
+   *     ScheduleEntry#FORMAT_3})
+   */
+  public ScheduleStoreBuilder(String name, long deleteRetentionMs, byte format) {
     this.name = Objects.requireNonNull(name, "name cannot be null");
+    this.format = format;
     logConfig.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
     logConfig.put(TopicConfig.DELETE_RETENTION_MS_CONFIG, Long.toString(deleteRetentionMs));
   }
@@ -64,7 +77,7 @@ public final class ScheduleStoreBuilder implements StoreBuilder<ScheduleStore> {
   @Override
   public ScheduleStore build() {
     return new ScheduleStore(
-        new ChangeLoggingScheduleBytesStore(new ScheduleBytesStore(name)), Serdes.String());
+        new ChangeLoggingScheduleBytesStore(new ScheduleBytesStore(name)), Serdes.String(), format);
   }
 
   @Override

@@ -8,7 +8,10 @@ import dev.kdelay.topology.internals.ScheduleEntry.State;
 import java.nio.ByteBuffer;
 import org.junit.jupiter.api.Test;
 
-/** The entry's two formats: 3, with the origin of its request, and 2, as earlier versions wrote. */
+/**
+ * The entry's two formats: 3, with the origin of its request, and 2, as earlier versions wrote and
+ * a rolling upgrade writes.
+ */
 class ScheduleEntryTest {
 
   private static final byte[] TASK = {1, 2, 3};
@@ -51,6 +54,30 @@ class ScheduleEntryTest {
     assertThat(paused.task()).isEqualTo(TASK);
     assertThat(fired.state()).isEqualTo(State.FIRED);
     assertThat(fired.timeMs()).isEqualTo(9_000);
+  }
+
+  @Test
+  void shouldWriteFormatTwoForARollingUpgradeAsAnEarlierVersionWroteIt() {
+    ScheduleEntry entry =
+        new ScheduleEntry(State.SCHEDULED, 5_000, 42, new Origin(Origin.REQUESTS, 99L), TASK);
+
+    byte[] bytes = entry.toBytes(ScheduleEntry.FORMAT_2);
+
+    // byte for byte what the test above reads as an earlier version's entry
+    assertThat(bytes)
+        .isEqualTo(
+            ByteBuffer.allocate(ScheduleEntry.HEADER_BYTES + TASK.length)
+                .put(ScheduleEntry.FORMAT_2)
+                .put((byte) State.SCHEDULED.ordinal())
+                .putLong(5_000)
+                .putLong(42)
+                .put(TASK)
+                .array());
+    ScheduleEntry read = ScheduleEntry.decode(bytes).value();
+    assertThat(read.origin()).isEqualTo(Origin.UNKNOWN);
+    assertThat(read.task()).isEqualTo(TASK);
+    assertThat(read.timeMs()).isEqualTo(5_000);
+    assertThat(read.requestMs()).isEqualTo(42);
   }
 
   @Test
