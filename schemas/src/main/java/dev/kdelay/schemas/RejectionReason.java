@@ -37,7 +37,8 @@ public enum RejectionReason {
   TOO_LARGE,
   /**
    * A newer request for the same id already applied (requests for an id apply in timestamp order;
-   * this one arrived late, typically through the reroute topic).
+   * this one arrived late, typically through the reroute topic), or one stamped the same fired or
+   * cancelled the id (a retry or a replay of what already fired).
    */
   SUPERSEDED,
   /** The action does not apply to the schedule's current state (pausing a one-shot, say). */
