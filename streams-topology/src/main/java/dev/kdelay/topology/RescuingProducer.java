@@ -154,6 +154,14 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     Exception refusal;
 
     int attempt = -1;
+
+    /**
+     * Whether the producer took it in this try after its transaction had failed (and said so): it
+     * never reaches the broker, so the transaction's error it is answered with later is not its
+     * own.
+     */
+    boolean afterFailure;
+
     boolean answered;
     boolean delivered;
     RecordMetadata metadata;
@@ -210,6 +218,7 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     synchronized (this) {
       current = attempt;
       entry.attempt = current;
+      entry.afterFailure = false;
       entry.answered = false;
       entry.delivered = false;
       entry.metadata = null;
@@ -225,6 +234,7 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
       }
       synchronized (this) {
         if (entry.attempt == attempt) {
+          entry.afterFailure = true;
           entry.answered = true;
           entry.error = e;
           troubled = true;
@@ -240,30 +250,45 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
       if (tried != attempt) {
         return; // an abandoned try: the record is written again
       }
-      entry.answered = true;
-      entry.metadata = metadata;
-      entry.error = error;
-      if (error == null) {
-        if (!transactional) {
-          sent.remove(entry);
-          answers.add(delivery(entry));
-        } else if (!troubled || gaveUp) {
+      if (entry.afterFailure && error != null) {
+        // The producer's error in send said all there is: it shares the failure.
+        if (gaveUp && !entry.delivered) {
           answers.add(delivery(entry));
         }
-      } else if (gaveUp) {
-        answers.add(delivery(entry));
-      } else if (kind(error) == Kind.FATAL) {
-        sent.remove(entry);
-        answers.addAll(giveUp());
-        answers.add(delivery(entry));
       } else {
-        troubled = true;
-        if (!sent.contains(entry)) {
-          sent.add(entry); // at least once: held until the flush
-        }
+        record(entry, metadata, error, answers);
       }
     }
     deliver(answers);
+  }
+
+  /**
+   * Takes in an answer of the current try, with the lock held; adds what must reach Kafka Streams
+   * now.
+   */
+  private void record(Sent entry, RecordMetadata metadata, Exception error, List<Answer> answers) {
+    entry.answered = true;
+    entry.metadata = metadata;
+    entry.error = error;
+    if (error == null) {
+      if (!transactional) {
+        sent.remove(entry);
+        answers.add(delivery(entry));
+      } else if (!troubled || gaveUp) {
+        answers.add(delivery(entry));
+      }
+    } else if (gaveUp) {
+      answers.add(delivery(entry));
+    } else if (kind(error) == Kind.FATAL) {
+      sent.remove(entry);
+      answers.addAll(giveUp());
+      answers.add(delivery(entry));
+    } else {
+      troubled = true;
+      if (!sent.contains(entry)) {
+        sent.add(entry); // at least once: held until the flush
+      }
+    }
   }
 
   /** Marks an answered record delivered, for {@link #deliver} outside the lock. */
