@@ -70,14 +70,13 @@ import org.apache.kafka.streams.StreamsConfig;
  *       for {@link #TOPIC_REFUSAL_MS} ({@link #topicRefusal}).
  * </ul>
  *
- * <p>Every failed send is reported here from the producer's I/O thread before Kafka Streams hears
- * of it: Kafka Streams' own handler hears only the first refusal of a transaction (its record
- * collector skips the callbacks after one), and none of the errors it treats as fatal
- * (authorization, {@code InvalidTopicException}, {@code UnknownServerException}), so one failed
- * transaction teaches every refusal the broker made in it. An error that is not the record's own is
- * not held against it: a transaction aborted, a batch-mate's invalid record, and the transaction's
- * error that the producer passes on to every record still queued behind it (the same exception
- * object again, told apart by identity).
+ * <p>The records it learns of are the ones the rescue found refused alone and could not replace
+ * (reported by the producer before Kafka Streams hears of them), and the one Kafka Streams' own
+ * handler hears of ({@link DeliveryFailureHandler}). Kafka Streams treats some refusals as fatal
+ * and never shows its handler (authorization, {@code InvalidTopicException}); {@link #learn} takes
+ * a topic kdelay may not write to from the failure itself. An error that is not the record's own is
+ * not held against it: a transaction aborted, a batch-mate's invalid record, a failure of the whole
+ * transaction; and the same exception object counts once.
  *
  * <p><b>Progress after a failure.</b> A failed transaction may hold records the broker never
  * judged. So for {@link #RECOVERY_MS} after a refusal that failed a transaction the punctuations
@@ -114,8 +113,15 @@ public final class DeliveryQuarantine {
   private final Map<String, TopicRefusal> topics = leastRecentlyUsed();
   private final Map<String, SizeRefusal> sizes = leastRecentlyUsed();
 
-  /** The errors recorded (by identity): the same one again is a transaction's, passed on. */
-  private final Set<Throwable> recorded =
+  /** The errors reported (by identity): the same one again counts once. */
+  private final Set<Throwable> reported =
+      Collections.newSetFromMap(new WeakHashMap<Throwable, Boolean>());
+
+  /**
+   * The reported errors something was remembered for (by identity): a stream thread that failed of
+   * one was handled, and its retry writes a dead letter instead.
+   */
+  private final Set<Throwable> remembered =
       Collections.newSetFromMap(new WeakHashMap<Throwable, Boolean>());
 
   // Read without the lock on every fire: a stream thread asks only once anything was refused.
@@ -192,9 +198,9 @@ public final class DeliveryQuarantine {
 
   /**
    * The producer, watched: a write the broker refused a record in is rescued, the record replaced
-   * by its dead letter ({@link RescuingProducer}), and every refusal it cannot rescue is
-   * {@linkplain #recordRefused recorded} before the caller's callback runs. Give it the producers
-   * Kafka Streams creates ({@code KafkaClientSupplier.getProducer}).
+   * by its dead letter ({@link RescuingProducer}), and a record refused alone that it cannot
+   * replace is {@linkplain #recordRefused recorded} before the caller's callback runs. Give it the
+   * producers Kafka Streams creates ({@code KafkaClientSupplier.getProducer}).
    */
   public Producer<byte[], byte[]> watch(Producer<byte[], byte[]> producer) {
     return new RescuingProducer(producer, this);
@@ -240,26 +246,29 @@ public final class DeliveryQuarantine {
 
   /**
    * Learns from a record the producer failed to send: the record's own refusal is remembered for
-   * its cause (or its topic), anything else is ignored. Called for every failed send, on producer
-   * I/O threads, and again by Kafka Streams' handler for the one it hears of: the same error twice
-   * counts once.
+   * its cause (or its topic), anything else is ignored. Called by the producer for a record refused
+   * alone, and by Kafka Streams' handler for the failure it hears of: the same error twice counts
+   * once. A stream thread that fails of a remembered error was handled ({@link #learn}).
    *
-   * @return whether this record's refusal was recorded now
+   * @return whether this record's refusal was remembered now
    */
   public boolean recordRefused(ProducerRecord<byte[], byte[]> record, Exception error) {
     if (!refusedItself(error)) {
       return false;
     }
     synchronized (this) {
-      if (!recorded.add(error)) {
-        return false; // recorded already: the handler again, or the transaction's error passed on
+      if (!reported.add(error)) {
+        return false; // reported already: the handler again, or the transaction's error passed on
       }
     }
-    boolean remembered = remember(record, error);
-    if (remembered) {
-      noteLearned();
+    if (!remember(record, error)) {
+      return false; // nothing to hold against it: a failure of this is not handled
     }
-    return remembered;
+    synchronized (this) {
+      remembered.add(error);
+    }
+    noteLearned();
+    return true;
   }
 
   /** Remembers a record's refusal for its cause, its topic or its size; false if it has none. */
@@ -395,6 +404,11 @@ public final class DeliveryQuarantine {
     return Optional.empty();
   }
 
+  /** Whether a topic is the changelog of kdelay's schedule store. */
+  boolean isStoreChangelog(String topic) {
+    return topic.equals(changelogTopic());
+  }
+
   /** kdelay's own changelog, matched by its name: a user topic may end in -changelog too. */
   private String changelogTopic() {
     return config.applicationId() + "-" + Names.SCHEDULES_STORE + "-changelog";
@@ -482,7 +496,7 @@ public final class DeliveryQuarantine {
     Set<String> learnedTopics = new TreeSet<>();
     boolean handled = false;
     for (Throwable cause = failure; cause != null; cause = cause.getCause()) {
-      if (recorded.contains(cause)) {
+      if (remembered.contains(cause)) {
         handled = true;
       } else if (cause instanceof TopicAuthorizationException denied) {
         learnedTopics.addAll(

@@ -2,6 +2,7 @@ package dev.kdelay.topology;
 
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -47,9 +48,12 @@ import org.slf4j.LoggerFactory;
  *
  * <ol>
  *   <li>The records the broker refused with an error about the record are suspects. Which of them
- *       the broker really refused is not known from their errors alone (a record queued behind a
- *       refused batch gets the transaction's error too), so each is sent again alone in a new
- *       transaction: what the broker says of it now is about it alone.
+ *       the broker really refused is not always known from their errors alone: the producer fails
+ *       every batch queued behind a refused one with that batch's error, the same exception object.
+ *       The first records to get an object are the refused batch's own (the producer answers them
+ *       before it fails the queue), so a record that gets it on another partition is not a suspect;
+ *       the others are each sent again alone, in a new transaction: what the broker says of a
+ *       record alone is about it.
  *   <li>A record refused alone is replaced by its dead letter ({@link
  *       DeliveryQuarantine#deadLetterFor}): a fired record by its {@code UNDELIVERABLE} dead
  *       letter, a dead letter by its smallest form.
@@ -61,17 +65,19 @@ import org.slf4j.LoggerFactory;
  * fired; with its dead letter in its place, each task still ends in one fire or one dead letter,
  * exactly once. What cannot be rescued (a refused changelog record or rerouted request, a dead
  * letter refused even in its smallest form, an error about the producer rather than a record, more
- * than {@link #MAX_ROUNDS} rounds) is answered as it came, and Kafka Streams fails the stream
- * thread as before; the quarantine has learned the refusals, and the retry writes their dead
- * letters.
+ * than {@link #MAX_ROUNDS} rounds or {@link #BUDGET_NANOS} of trying) is answered to Kafka Streams,
+ * which fails the stream thread as before: first an error about the producer, as it came; then each
+ * record refused alone, which the quarantine learns ({@link DeliveryQuarantine#recordRefused}), so
+ * that the retry writes its dead letter; every other answer as a failure of its transaction, so
+ * that nobody takes a suspect for the culprit.
  *
  * <p>At least once there is no transaction to abort: a refused record is sent again alone, and
  * replaced by its dead letter if refused again; its batch-mates are sent again; the other records
- * are answered at once.
+ * are answered at once. A failed changelog record is not sent again (it would land after a newer
+ * one): the rescue gives up.
  *
- * <p>Every failed send is also {@linkplain DeliveryQuarantine#recordRefused reported} to the
- * quarantine before Kafka Streams hears of it, as a refusal it gets no rescue for. Thread safety:
- * Kafka Streams calls it from one stream thread; answers arrive on the producer's I/O thread.
+ * <p>Thread safety: Kafka Streams calls it from one stream thread; answers arrive on the producer's
+ * I/O thread. No call to the producer is made with the lock held.
  */
 final class RescuingProducer implements Producer<byte[], byte[]> {
 
@@ -79,6 +85,15 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
 
   /** The most rescue rounds one flush makes, each ending in a replay that failed again. */
   static final int MAX_ROUNDS = 4;
+
+  /** The longest one rescue keeps the stream thread, before it gives up. */
+  static final long BUDGET_NANOS = 30_000_000_000L;
+
+  /**
+   * The longest one transaction of suspects sent alone stays open: kdelay sets {@code
+   * transaction.timeout.ms} to 5 s, and a transaction the coordinator aborts fences the producer.
+   */
+  static final long ISOLATION_TRANSACTION_NANOS = 1_000_000_000L;
 
   private final Producer<byte[], byte[]> producer;
   private final DeliveryQuarantine quarantine;
@@ -94,6 +109,9 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
    */
   private final List<Sent> sent = new ArrayList<>();
 
+  /** Where each error object of this try was first answered: its batch, if the broker's. */
+  private final Map<Throwable, TopicPartition> firstAnswered = new IdentityHashMap<>();
+
   /** Numbers the tries at the open transaction: answers to an earlier one are ignored. */
   private int attempt;
 
@@ -102,6 +120,9 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
 
   /** Whether this transaction's answers go to Kafka Streams as they come, rescue given up. */
   private boolean gaveUp;
+
+  /** Why the rescue of this transaction was given up, once it was. */
+  private Exception gaveUpFor;
 
   RescuingProducer(Producer<byte[], byte[]> producer, DeliveryQuarantine quarantine) {
     this.producer = producer;
@@ -118,7 +139,7 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     FATAL
   }
 
-  static Kind kind(Exception error) {
+  static Kind kind(Throwable error) {
     if (error.getClass() == KafkaException.class
         || error instanceof TransactionAbortedException
         || error instanceof TransactionAbortableException
@@ -150,8 +171,13 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     /** 0: the original; 1: its dead letter; 2: the smallest form of that. */
     int replaced;
 
-    /** The broker's first refusal of the original, once it was replaced. */
+    /** The broker's refusal of the original alone, once it was replaced. */
     Exception refusal;
+
+    /** The record the broker refused alone and which has no replacement, and its error. */
+    ProducerRecord<byte[], byte[]> stuck;
+
+    Exception stuckError;
 
     int attempt = -1;
 
@@ -162,6 +188,9 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
      */
     boolean afterFailure;
 
+    /** Whether its error in this try came on another partition than the error's first answer. */
+    boolean elsewhere;
+
     boolean answered;
     boolean delivered;
     RecordMetadata metadata;
@@ -171,6 +200,10 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
       this.original = original;
       this.callback = callback;
       this.current = original;
+    }
+
+    boolean suspect() {
+      return error != null && !afterFailure && !elsewhere && kind(error) == Kind.SUSPECT;
     }
   }
 
@@ -194,6 +227,8 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
       if (hold) {
         // The transaction is failing: the record waits for the rescue rather than meet the
         // producer's error.
+        entry.attempt = attempt;
+        entry.afterFailure = true;
         entry.answered = true;
         entry.error = new KafkaException("held back: an earlier send of its transaction failed");
       }
@@ -211,7 +246,12 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     return entry.future;
   }
 
-  /** Hands a record (or its dead letter) to the producer, in this try of the transaction. */
+  /**
+   * Hands a record (or its dead letter) to the producer, in this try of the transaction.
+   *
+   * @throws RuntimeException what the producer throws, but its refusal of a send in a failed
+   *     transaction (not for an error about the producer), which the rescue takes in
+   */
   private void attemptSend(Sent entry) {
     int current;
     boolean rescuing;
@@ -219,6 +259,7 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
       current = attempt;
       entry.attempt = current;
       entry.afterFailure = false;
+      entry.elsewhere = false;
       entry.answered = false;
       entry.delivered = false;
       entry.metadata = null;
@@ -228,8 +269,12 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     try {
       producer.send(entry.current, (metadata, error) -> answered(entry, current, metadata, error));
     } catch (KafkaException e) {
-      // A producer whose transaction failed refuses sends: this one waits for the rescue.
-      if (!rescuing || e.getClass() != KafkaException.class) {
+      // A producer whose transaction failed refuses sends (it took the record, and will fail it
+      // with the transaction's error): this one waits for the rescue.
+      if (!rescuing
+          || e.getClass() != KafkaException.class
+          || e.getCause() == null
+          || kind(e.getCause()) == Kind.FATAL) {
         throw e;
       }
       synchronized (this) {
@@ -270,6 +315,14 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     entry.answered = true;
     entry.metadata = metadata;
     entry.error = error;
+    if (error != null && kind(error) == Kind.SUSPECT) {
+      TopicPartition here =
+          metadata == null || metadata.partition() < 0
+              ? null
+              : new TopicPartition(metadata.topic(), metadata.partition());
+      TopicPartition first = firstAnswered.putIfAbsent(error, here);
+      entry.elsewhere = first != null && here != null && !first.equals(here);
+    }
     if (error == null) {
       if (!transactional) {
         sent.remove(entry);
@@ -280,9 +333,10 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     } else if (gaveUp) {
       answers.add(delivery(entry));
     } else if (kind(error) == Kind.FATAL) {
-      sent.remove(entry);
-      answers.addAll(giveUp());
-      answers.add(delivery(entry));
+      if (!sent.contains(entry)) {
+        sent.add(entry);
+      }
+      answers.addAll(giveUp(error));
     } else {
       troubled = true;
       if (!sent.contains(entry)) {
@@ -298,17 +352,47 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
   }
 
   /**
-   * Gives the rescue up: every answer held goes to Kafka Streams as it came, and under exactly-once
-   * the rest of the transaction's as they come. Called with the lock held; returns the answers to
-   * {@link #deliver} after.
+   * Gives the rescue up, with the lock held; returns the answers to {@link #deliver} after. Kafka
+   * Streams hears first of {@code cause} (an error about the producer, such as a fence, which it
+   * must see as it is), then of each record the broker refused alone, then of the rest as failures
+   * of their transaction; under exactly-once the later answers of the transaction go to it as they
+   * come.
+   *
+   * @param cause the error to answer first, or null
    */
-  private List<Answer> giveUp() {
+  private List<Answer> giveUp(Exception cause) {
     gaveUp = transactional;
     troubled = false;
+    if (gaveUpFor == null) {
+      gaveUpFor = cause;
+    }
     List<Answer> answers = new ArrayList<>();
+    List<Sent> open = new ArrayList<>();
     for (Sent entry : sent) {
-      if (entry.answered && !entry.delivered) {
-        answers.add(delivery(entry));
+      if (!entry.delivered && (entry.answered || entry.attempt != attempt)) {
+        open.add(entry);
+      }
+    }
+    Exception failed =
+        new KafkaException(
+            "not written: kdelay gave up rescuing its transaction"
+                + (cause == null ? "" : " (" + cause + ")"));
+    if (cause != null && !open.isEmpty()) {
+      Sent first = open.remove(0);
+      first.delivered = true;
+      answers.add(new Answer(first, first.metadata, cause));
+    }
+    for (Sent entry : open) {
+      if (entry.stuck != null) {
+        entry.delivered = true;
+        answers.add(new Answer(entry, null, entry.stuckError));
+      }
+    }
+    for (Sent entry : open) {
+      if (!entry.delivered) {
+        // Written or not, it goes with its transaction, which Kafka Streams now aborts.
+        entry.delivered = true;
+        answers.add(new Answer(entry, entry.metadata, failed));
       }
     }
     if (!transactional) {
@@ -317,10 +401,10 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     return answers;
   }
 
-  private void giveUpAndDeliver() {
+  private void giveUpAndDeliver(Exception cause) {
     List<Answer> answers;
     synchronized (this) {
-      answers = giveUp();
+      answers = giveUp(cause);
     }
     deliver(answers);
   }
@@ -330,10 +414,12 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     for (Answer answer : answers) {
       Sent entry = answer.sent();
       if (answer.error() != null) {
-        try {
-          quarantine.recordRefused(entry.current, answer.error());
-        } catch (RuntimeException e) {
-          // Never keep the caller's callback from running: it decides the transaction's fate.
+        if (entry.stuck != null && answer.error() == entry.stuckError) {
+          try {
+            quarantine.recordRefused(entry.stuck, entry.stuckError);
+          } catch (RuntimeException e) {
+            // Never keep the caller's callback from running: it decides the transaction's fate.
+          }
         }
         entry.future.completeExceptionally(answer.error());
       } else {
@@ -352,64 +438,57 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
    */
   private void rescue() {
     synchronized (this) {
-      if (!troubled || (transactional && gaveUp)) {
+      if (!troubled || gaveUp) {
         return;
       }
     }
     long started = System.nanoTime();
     List<Sent> replaced = new ArrayList<>();
     int rounds = 0;
-    while (true) {
-      producer.flush(); // every answer of this try is in
-      List<Sent> suspects = new ArrayList<>();
-      synchronized (this) {
-        if (!troubled || gaveUp) {
-          break;
-        }
-        for (Sent entry : sent) {
-          if (entry.error != null && kind(entry.error) == Kind.SUSPECT) {
-            suspects.add(entry);
-          }
-        }
-      }
-      if (suspects.isEmpty() || ++rounds > MAX_ROUNDS) {
-        giveUpAndDeliver();
-        return;
-      }
-      // Each suspect alone: a refusal now is the broker's word about that record.
-      restart();
-      for (Sent suspect : suspects) {
-        attemptSend(suspect);
-        producer.flush();
-        Exception error;
+    try {
+      while (true) {
+        producer.flush(); // every answer of this try is in
+        List<Sent> suspects = new ArrayList<>();
+        boolean changelog = false;
         synchronized (this) {
-          if (gaveUp) {
-            return;
+          if (!troubled || gaveUp) {
+            break;
           }
-          error = suspect.error;
+          for (Sent entry : sent) {
+            if (entry.suspect()) {
+              suspects.add(entry);
+            }
+            changelog |= entry.error != null && quarantine.isStoreChangelog(entry.current.topic());
+          }
         }
-        if (error == null) {
-          continue; // innocent: at least once it is written now, exactly once again below
-        }
-        if (kind(error) != Kind.SUSPECT || !replace(suspect, error)) {
-          giveUpAndDeliver();
+        if (suspects.isEmpty()
+            || ++rounds > MAX_ROUNDS
+            || (!transactional && changelog)
+            || System.nanoTime() - started > BUDGET_NANOS) {
+          giveUpAndDeliver(null);
           return;
         }
-        replaced.add(suspect);
+        if (!isolate(suspects, replaced, started)) {
+          return;
+        }
+        // Then everything still to write, in order, with the dead letters in place.
         restart();
-      }
-      // Then everything still to write, in order, with the dead letters in place.
-      restart();
-      List<Sent> again;
-      synchronized (this) {
-        again = new ArrayList<>(sent);
-        if (!transactional) {
-          sent.clear();
+        List<Sent> again;
+        synchronized (this) {
+          again = new ArrayList<>(sent);
+          if (!transactional) {
+            sent.clear();
+          }
+        }
+        for (Sent entry : again) {
+          attemptSend(entry);
         }
       }
-      for (Sent entry : again) {
-        attemptSend(entry);
-      }
+    } catch (RuntimeException e) {
+      // The producer failed under the rescue (fenced, timed out, closed): Kafka Streams hears of it
+      // through the answers, as from a send, and handles it as ever.
+      giveUpAndDeliver(e);
+      return;
     }
     if (!replaced.isEmpty()) {
       for (Sent entry : replaced) {
@@ -423,14 +502,62 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     }
   }
 
+  /**
+   * Sends each suspect alone and replaces those the broker refuses by their dead letters.
+   *
+   * @return false if the rescue was given up
+   */
+  private boolean isolate(List<Sent> suspects, List<Sent> replaced, long started) {
+    restart();
+    long opened = System.nanoTime();
+    for (Sent suspect : suspects) {
+      if (System.nanoTime() - started > BUDGET_NANOS) {
+        giveUpAndDeliver(null);
+        return false;
+      }
+      if (System.nanoTime() - opened > ISOLATION_TRANSACTION_NANOS) {
+        restart(); // what was sent alone so far is written again anyway
+        opened = System.nanoTime();
+      }
+      attemptSend(suspect);
+      producer.flush();
+      Exception error;
+      synchronized (this) {
+        if (gaveUp) {
+          return false;
+        }
+        error = suspect.error;
+      }
+      if (error == null) {
+        continue; // innocent: at least once it is written now, exactly once again below
+      }
+      if (kind(error) == Kind.SUSPECT && replace(suspect, error)) {
+        replaced.add(suspect);
+      } else {
+        synchronized (this) {
+          if (kind(error) == Kind.SUSPECT) {
+            suspect.stuck = suspect.current;
+            suspect.stuckError = error;
+          }
+        }
+        giveUpAndDeliver(kind(error) == Kind.FATAL ? error : null);
+        return false;
+      }
+      restart();
+      opened = System.nanoTime();
+    }
+    return true;
+  }
+
   /** Replaces a record the broker refused alone by its dead letter; false if it has none left. */
   private boolean replace(Sent entry, Exception error) {
     if (entry.replaced >= 2) {
       return false;
     }
     boolean smallest = entry.replaced == 1;
+    Exception refusal = entry.refusal != null ? entry.refusal : error;
     Optional<ProducerRecord<byte[], byte[]>> deadLetter =
-        quarantine.deadLetterFor(entry.original, error, smallest);
+        quarantine.deadLetterFor(entry.original, refusal, smallest);
     if (deadLetter.isEmpty()) {
       return false;
     }
@@ -440,9 +567,7 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
         LogValues.quote(DeliveryQuarantine.describe(error)));
     boolean ofDeadLetter = entry.original.topic().equals(deadLetter.get().topic());
     synchronized (this) {
-      if (entry.refusal == null) {
-        entry.refusal = error;
-      }
+      entry.refusal = refusal;
       entry.current = deadLetter.get();
       entry.replaced = smallest || ofDeadLetter ? 2 : 1;
     }
@@ -457,15 +582,11 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     synchronized (this) {
       attempt++;
       troubled = false;
+      firstAnswered.clear();
     }
     if (transactional && inTransaction) {
-      try {
-        producer.abortTransaction();
-        producer.beginTransaction();
-      } catch (RuntimeException e) {
-        giveUpAndDeliver();
-        throw e;
-      }
+      producer.abortTransaction();
+      producer.beginTransaction();
     }
   }
 
@@ -487,13 +608,17 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
   @Override
   public void sendOffsetsToTransaction(
       Map<TopicPartition, OffsetAndMetadata> offsets, ConsumerGroupMetadata groupMetadata) {
+    producer.flush();
     rescue();
+    refuseIfGivenUp();
     producer.sendOffsetsToTransaction(offsets, groupMetadata);
   }
 
   @Override
   public void commitTransaction() {
+    producer.flush();
     rescue();
+    refuseIfGivenUp();
     producer.commitTransaction();
     synchronized (this) {
       startTransaction();
@@ -510,12 +635,27 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     producer.abortTransaction();
   }
 
+  /**
+   * Never commits a transaction whose rescue was given up: it may hold only part of what Kafka
+   * Streams wrote (the suspects sent alone), and Kafka Streams heard of the failure already.
+   */
+  private void refuseIfGivenUp() {
+    synchronized (this) {
+      if (gaveUp) {
+        throw new KafkaException(
+            "kdelay gave up rescuing this transaction; it must be aborted", gaveUpFor);
+      }
+    }
+  }
+
   /** Forgets the records of the transaction that ended. */
   private void startTransaction() {
     sent.clear();
+    firstAnswered.clear();
     attempt++;
     troubled = false;
     gaveUp = false;
+    gaveUpFor = null;
   }
 
   @Override

@@ -372,6 +372,32 @@ class DelayTopologyTest {
   }
 
   @Test
+  void shouldApplyARequestCarryingAFenceHeaderWhenItComesBackFromTheRerouteTopic() {
+    // given: a request that happens to carry kdelay's fence header, on a partition that does not
+    // own its id
+    delay.close();
+    delay =
+        new DelayDriver(
+            stateDir.resolve("reroute-fence"), Map.of(DelayConfig.REQUESTS_PARTITIONS_CONFIG, 4));
+    String id = idOwnedByAnotherPartitionThan(0, 4);
+
+    // when
+    delay.request(
+        bytes(id),
+        bytes("v"),
+        START,
+        header(DelayHeaders.TARGET_TOPIC, DelayDriver.TARGET),
+        header(DelayHeaders.FIRE_AT, Long.toString(START.plusSeconds(1).toEpochMilli())),
+        header("kdelay-fence", "0"));
+
+    // then: its copy goes without the header, so it is not taken for a fence when it comes back
+    assertThat(delay.reroutes())
+        .allSatisfy(r -> assertThat(r.headers().lastHeader("kdelay-fence")).isNull());
+    delay.advanceTo(START.plusSeconds(2));
+    assertThat(delay.fired()).extracting(r -> text(r.key())).containsExactly(id);
+  }
+
+  @Test
   void shouldNotReviveACancelledScheduleWhenTheScheduleArrivesLate() {
     // given: a schedule sent first through another partitioner, its cancel sent second directly
     Instant scheduledAt = START;

@@ -126,6 +126,18 @@ class DeliveryQuarantineTest {
   }
 
   @Test
+  void shouldNotCallAThreadFailureHandledWhenNothingWasLearnedFromItsRefusal() {
+    // kdelay's own changelog refused a record: nothing to hold against it, so a thread failing of
+    // it again and again must count towards the instance's limit
+    String own = config.applicationId() + "-" + Names.SCHEDULES_STORE + "-changelog";
+    InvalidRecordException refusal = new InvalidRecordException("too large for the changelog");
+    quarantine.recordRefused(fired(own, "b"), refusal);
+
+    assertThat(quarantine.learn(new StreamsException("send failed", refusal)).handled()).isFalse();
+    assertThat(quarantine.recovering()).isFalse();
+  }
+
+  @Test
   void shouldRecoverInStepsForAWhileAfterARefusal() {
     assertThat(quarantine.recovering()).isFalse();
 

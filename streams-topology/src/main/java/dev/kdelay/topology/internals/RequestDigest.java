@@ -10,9 +10,10 @@ import org.apache.kafka.common.header.Headers;
 
 /**
  * A 64-bit digest of what a request is: its key, value and headers, in order, without the headers
- * kdelay writes itself (a reroute copy carries {@code delay-requested-at}, which the original did
- * not). Two CRCs of different polynomials side by side: cheap on large payloads, and two different
- * requests of the same millisecond for one id (where it decides) collide once in 2^64.
+ * kdelay writes itself or takes off (a reroute copy carries {@code delay-requested-at}, which the
+ * original did not, and never {@code kdelay-fence}). Two CRCs of different polynomials side by
+ * side: cheap on large payloads, and two different requests of the same millisecond for one id
+ * (where it decides) collide once in 2^64.
  */
 final class RequestDigest {
 
@@ -25,7 +26,8 @@ final class RequestDigest {
     update(both, key);
     update(both, value);
     for (Header header : headers) {
-      if (!DelayHeaders.OUTPUT_HEADERS.contains(header.key())) {
+      if (!DelayHeaders.OUTPUT_HEADERS.contains(header.key())
+          && !header.key().equals(TaskFence.HEADER)) {
         update(both, header.key().getBytes(StandardCharsets.UTF_8));
         update(both, header.value());
       }

@@ -306,6 +306,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private void reroute(Record<byte[], byte[]> record, long now) {
     Headers headers = new RecordHeaders(record.headers().toArray());
     headers.remove(DelayHeaders.REQUESTED_AT);
+    headers.remove(TaskFence.HEADER); // a request's own would make its copy read back as a fence
     headers.add(DelayHeaders.REQUESTED_AT, OutputRecords.utf8(Long.toString(record.timestamp())));
     Record<byte[], byte[]> copy = record.withTimestamp(now).withHeaders(headers);
     if (!quarantine.isEmpty()) {
