@@ -10,8 +10,12 @@ import dev.kdelay.topology.ContractModel.Observed;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
 import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -192,13 +196,12 @@ class TopologyPropertiesTest {
               0);
       send(harness, model, healthy);
     }
-    RequestSpec odd = namespaced(oddCase.odd(), prefix);
+    int maxIdBytes = harness.limits().maxIdBytes();
+    RequestSpec odd = namespaced(oddCase.odd(), prefix, maxIdBytes);
     send(harness, model, odd);
-    if (odd.id() != null) {
-      ids.add(new String(odd.id(), StandardCharsets.UTF_8));
-    }
+    heldId(odd, prefix).ifPresent(ids::add);
     for (RequestSpec followUp : oddCase.followUps()) {
-      send(harness, model, namespaced(followUp, prefix));
+      send(harness, model, namespaced(followUp, prefix, maxIdBytes));
     }
     for (String id : POOL) {
       ids.add(prefix + "-" + id);
@@ -220,15 +223,28 @@ class TopologyPropertiesTest {
         : spec;
   }
 
-  /** A request whose id is one of the pool's, moved to this case's own ids. */
-  private static RequestSpec namespaced(RequestSpec spec, String prefix) {
+  /**
+   * A request moved to this case's own ids: one of the pool's to {@code <prefix>-<id>}, any other
+   * that can name an id prefixed too ({@link RequestSpec#withIdPrefix}), so that no case inherits
+   * what another left behind and a failure shrinks to a case that fails alone.
+   */
+  private static RequestSpec namespaced(RequestSpec spec, String prefix, int maxIdBytes) {
     if (spec.id() == null) {
       return spec;
     }
     String id = new String(spec.id(), StandardCharsets.UTF_8);
     return POOL.contains(id)
         ? spec.withId((prefix + "-" + id).getBytes(StandardCharsets.UTF_8))
-        : spec;
+        : spec.withIdPrefix(prefix, maxIdBytes);
+  }
+
+  /** The id a namespaced request names, if it can hold state: text, within the limit. */
+  private static Optional<String> heldId(RequestSpec spec, String prefix) {
+    if (spec.id() == null) {
+      return Optional.empty();
+    }
+    String id = new String(spec.id(), StandardCharsets.UTF_8);
+    return id.startsWith(prefix + "-") ? Optional.of(id) : Optional.empty();
   }
 
   private static RequestSpec cancel(String id) {
@@ -308,11 +324,15 @@ class TopologyPropertiesTest {
 
   private static void runSequence(
       TopologyHarness harness, ContractModel model, Sequence sequence, String prefix) {
-    List<String> ids = POOL.stream().map(id -> prefix + "-" + id).toList();
+    Set<String> ids = new LinkedHashSet<>();
+    POOL.forEach(id -> ids.add(prefix + "-" + id));
+    int maxIdBytes = harness.limits().maxIdBytes();
     for (Step step : sequence.steps()) {
       if (step instanceof Step.Send send) {
         RequestSpec request = sequence.oneId() ? onFirstId(send.request()) : send.request();
-        send(harness, model, namespaced(request, prefix));
+        RequestSpec namespaced = namespaced(request, prefix, maxIdBytes);
+        heldId(namespaced, prefix).ifPresent(ids::add);
+        send(harness, model, namespaced);
       } else if (step instanceof Step.Advance advance) {
         advance(harness, model, advance.ms());
       } else if (step instanceof Step.Crash) {
@@ -350,7 +370,8 @@ class TopologyPropertiesTest {
     model.punctuate(harness.now(), observed);
   }
 
-  private static void checkStore(TopologyHarness harness, ContractModel model, List<String> ids) {
+  private static void checkStore(
+      TopologyHarness harness, ContractModel model, Collection<String> ids) {
     for (String id : ids) {
       model.checkStore(id, harness.store().view(id), harness.now());
     }

@@ -181,7 +181,7 @@ class RequestFuzzIT {
                 case 1 -> generators.wellFormed(choices);
                 default -> generators.chaos(choices);
               };
-          spec = unique(spec, n, delay.maxIdBytes());
+          spec = spec.withIdPrefix("f" + n, delay.maxIdBytes());
           long now = System.currentTimeMillis();
           GeneratedRequest request = spec.render(now, limits);
           if (request.timestamp() < 0) {
@@ -440,43 +440,6 @@ class RequestFuzzIT {
       return "carried headers changed: " + carried;
     }
     return null;
-  }
-
-  /**
-   * The request with an id of its own: one of the pool's, or any text, gets the case number in
-   * front (kept to its length when it is at the limit); an id that is no text stays as it is, to be
-   * refused.
-   */
-  private static RequestSpec unique(RequestSpec spec, int number, int maxIdBytes) {
-    byte[] id = spec.id();
-    if (id == null || id.length == 0) {
-      return spec;
-    }
-    Optional<String> text = utf8(id);
-    if (text.isEmpty()) {
-      return spec;
-    }
-    String prefix = "f" + number + "-";
-    byte[] prefixed = utf8(prefix + text.get());
-    if (prefixed.length <= maxIdBytes || id.length > maxIdBytes) {
-      return spec.withId(prefixed.length <= maxIdBytes ? prefixed : id);
-    }
-    // At the limit: overwrite its first bytes instead, where they are single-byte characters.
-    String kept = text.get();
-    int drop = 0;
-    while (utf8(kept.substring(drop)).length + prefix.length() > maxIdBytes) {
-      drop++;
-    }
-    return spec.withId(utf8(prefix + kept.substring(drop)));
-  }
-
-  private static Optional<String> utf8(byte[] bytes) {
-    try {
-      return Optional.of(
-          StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(bytes)).toString());
-    } catch (java.nio.charset.CharacterCodingException e) {
-      return Optional.empty();
-    }
   }
 
   private static ProducerRecord<byte[], byte[]> record(String requests, Case c) {

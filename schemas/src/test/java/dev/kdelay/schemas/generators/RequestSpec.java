@@ -5,6 +5,7 @@ import dev.kdelay.schemas.generators.HeaderTexts.CronText;
 import dev.kdelay.schemas.generators.HeaderTexts.Named;
 import dev.kdelay.schemas.generators.TimeTexts.Moment;
 import dev.kdelay.schemas.generators.TimeTexts.Span;
+import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import org.apache.kafka.common.header.Header;
@@ -109,6 +110,33 @@ public record RequestSpec(
         carried,
         fault,
         timestampOffsetMs);
+  }
+
+  /**
+   * The same request for an id of its own, so that what one case leaves behind never meets another:
+   * a textual id gets {@code prefix-} in front, or, when that would take it past {@code
+   * maxIdBytes}, in place of its first characters (its length in bytes kept within the limit, so an
+   * id at the limit stays at it). An id that is no text, empty, or over the limit already is
+   * refused whatever it says, and stays as it is.
+   */
+  public RequestSpec withIdPrefix(String prefix, int maxIdBytes) {
+    if (id == null || id.length == 0 || id.length > maxIdBytes) {
+      return this;
+    }
+    String text;
+    try {
+      text = StandardCharsets.UTF_8.newDecoder().decode(java.nio.ByteBuffer.wrap(id)).toString();
+    } catch (java.nio.charset.CharacterCodingException e) {
+      return this;
+    }
+    String head = prefix + "-";
+    String kept = text;
+    int drop = 0;
+    while ((head + kept.substring(drop)).getBytes(StandardCharsets.UTF_8).length > maxIdBytes
+        && drop < kept.length()) {
+      drop++;
+    }
+    return withId((head + kept.substring(drop)).getBytes(StandardCharsets.UTF_8));
   }
 
   /** The request as a record sent at {@code nowMs}, with what must become of it. */
