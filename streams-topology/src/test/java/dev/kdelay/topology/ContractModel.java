@@ -667,6 +667,7 @@ final class ContractModel {
     check(fenced || !observed.fenced(), "a fenced task put up its fence again");
     List<Fire> fires = new ArrayList<>();
     List<String> unreadable = new ArrayList<>();
+    List<String> mayBeUnreadable = new ArrayList<>(); // opaque: due at a time the model cannot say
     List<String> opaqueFired = new ArrayList<>();
     for (String id : List.copyOf(entries.keySet())) {
       Entry entry = entries.get(id);
@@ -678,7 +679,7 @@ final class ContractModel {
         continue;
       }
       if (entry.opaque) {
-        opaqueFired.add(id);
+        (entry.taskUnreadable ? mayBeUnreadable : opaqueFired).add(id);
         continue;
       }
       if (entry.timeMs > nowMs) {
@@ -698,7 +699,10 @@ final class ContractModel {
           "a punctuation dead-letters only what it cannot read; got %s",
           letter.code());
       String id = new String(letter.key(), UTF8);
-      check(unreadable.contains(id), "dead letter for %s, which is readable", id);
+      check(
+          unreadable.contains(id) || mayBeUnreadable.contains(id),
+          "dead letter for %s, which is readable",
+          id);
       deadLettered.add(id);
       entries.remove(id);
     }

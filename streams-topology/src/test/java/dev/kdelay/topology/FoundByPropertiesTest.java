@@ -144,6 +144,36 @@ class FoundByPropertiesTest {
     }
   }
 
+  /**
+   * "topology: sequences with crashes" (a random seed, case 30,560 of 50,000), shrunk to: a cron
+   * schedule "a" of the spring flavour (replacing a one-shot), its stored task damaged. kdelay was
+   * right: it dead-lettered the schedule UNREADABLE_TASK when it came due. The model was wrong: it
+   * did not compute the occurrences of such a schedule, and took it for one that fires. Kept as
+   * what kdelay must do.
+   */
+  @Test
+  void shouldDeadLetterAScheduleOfAnyCronFlavourWhoseTaskCannotBeReadWhenItComesDue() {
+    try (DelayDriver delay = DelayDriver.exactlyOnce(stateDir)) {
+      // given
+      delay.request(
+          "a",
+          "w",
+          header(DelayHeaders.TARGET_TOPIC, TARGET),
+          header(DelayHeaders.CRON, "*/1 * * * * ?"),
+          header(DelayHeaders.CRON_TYPE, "spring"));
+      StoredSchedules.damageTask(delay.driver, "a");
+
+      // when
+      delay.advance(Duration.ofSeconds(2));
+
+      // then
+      assertThat(delay.fired()).isEmpty();
+      assertThat(delay.deadLetters())
+          .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+          .containsExactly(RejectionReason.UNREADABLE_TASK.name());
+    }
+  }
+
   private static Observed send(TopologyHarness harness, RequestSpec spec) {
     GeneratedRequest request = spec.render(harness.now(), harness.limits());
     return harness.send(request);
