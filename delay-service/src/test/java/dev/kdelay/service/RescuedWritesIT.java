@@ -1,7 +1,9 @@
 package dev.kdelay.service;
 
+import static java.util.concurrent.TimeUnit.SECONDS;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.DelayConfig;
@@ -21,6 +23,7 @@ import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.OffsetSpec;
+import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -31,6 +34,7 @@ import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -187,6 +191,56 @@ class RescuedWritesIT {
     assertThat(quarantine.rescued()).isZero();
   }
 
+  @Test
+  void shouldTellKafkaStreamsACommitOfATransactionTheCoordinatorAbortedIsFenced() throws Exception {
+    // given: an open transaction with a record in it, which the coordinator aborts on its own
+    // (its timeout passed: the process was paused, as a zombie is), bumping the producer's epoch
+    DeliveryQuarantine quarantine = new DeliveryQuarantine(config);
+    Map<String, Object> settings = new HashMap<>();
+    settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 1_000);
+    try (Producer<byte[], byte[]> producer =
+        quarantine.watch(realProducer("rescue-timed-out", settings))) {
+      producer.initTransactions();
+      producer.beginTransaction();
+      producer.send(new ProducerRecord<>(target, utf8("late"), utf8("late"))).get(30, SECONDS);
+      TransactionState state = awaitTransactionEnded("rescue-timed-out");
+
+      // when: the producer wakes up and commits
+      Throwable refusal = catchThrowable(producer::commitTransaction);
+
+      // then: Kafka Streams hears a fence (it closes the tasks as lost, makes a new producer and
+      // rejoins), not a fatal error that would cost the stream thread; the 4.3.1 broker answers
+      // INVALID_TXN_STATE here (KAFKA-20785), a fixed one PRODUCER_FENCED
+      assertThat(state).isEqualTo(TransactionState.COMPLETE_ABORT);
+      assertThat(refusal)
+          .as(
+              "what commitTransaction threw, caused by %s",
+              refusal == null ? null : refusal.getCause())
+          .isInstanceOf(ProducerFencedException.class);
+    }
+    assertThat(committed(target)).isEmpty();
+  }
+
+  /** Waits until the coordinator has ended the transaction, and says how it ended. */
+  private TransactionState awaitTransactionEnded(String transactionalId) throws Exception {
+    long deadline = System.nanoTime() + SECONDS.toNanos(60);
+    while (true) {
+      TransactionState state =
+          admin
+              .describeTransactions(List.of(transactionalId))
+              .description(transactionalId)
+              .get(30, SECONDS)
+              .state();
+      if (state == TransactionState.COMPLETE_ABORT || state == TransactionState.COMPLETE_COMMIT) {
+        return state;
+      }
+      assertThat(System.nanoTime())
+          .as("the coordinator to end the transaction; it is %s", state)
+          .isLessThan(deadline);
+      Thread.sleep(100); // the poll interval of this wait, not a guess at how long it takes
+    }
+  }
+
   /**
    * Records to the target, fired-record shaped, with a changelog record after every fifth.
    *
@@ -305,7 +359,12 @@ class RescuedWritesIT {
   }
 
   private KafkaProducer<byte[], byte[]> realProducer(String transactionalId) {
-    Map<String, Object> props = new HashMap<>();
+    return realProducer(transactionalId, Map.of());
+  }
+
+  private KafkaProducer<byte[], byte[]> realProducer(
+      String transactionalId, Map<String, Object> settings) {
+    Map<String, Object> props = new HashMap<>(settings);
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
     if (transactionalId != null) {

@@ -26,6 +26,7 @@ import org.apache.kafka.common.errors.AuthenticationException;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.InvalidTxnStateException;
 import org.apache.kafka.common.errors.OutOfOrderSequenceException;
+import org.apache.kafka.common.errors.ProducerFencedException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicAuthorizationException;
 import org.apache.kafka.common.errors.TransactionAbortableException;
@@ -611,7 +612,11 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     producer.flush();
     rescue();
     refuseIfGivenUp();
-    producer.sendOffsetsToTransaction(offsets, groupMetadata);
+    try {
+      producer.sendOffsetsToTransaction(offsets, groupMetadata);
+    } catch (InvalidTxnStateException e) {
+      throw fencedBy(e);
+    }
   }
 
   @Override
@@ -619,7 +624,11 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
     producer.flush();
     rescue();
     refuseIfGivenUp();
-    producer.commitTransaction();
+    try {
+      producer.commitTransaction();
+    } catch (InvalidTxnStateException e) {
+      throw fencedBy(e);
+    }
     synchronized (this) {
       startTransaction();
       inTransaction = false;
@@ -633,6 +642,29 @@ final class RescuingProducer implements Producer<byte[], byte[]> {
       inTransaction = false;
     }
     producer.abortTransaction();
+  }
+
+  /**
+   * A commit the transaction coordinator refused as out of state, told to Kafka Streams as a fence.
+   *
+   * <p>Under transactions v2 (the default from Kafka 4.0), a producer whose transaction the
+   * coordinator aborted on its own ({@code transaction.timeout.ms}: the process was paused, or lost
+   * its broker for that long) gets {@code INVALID_TXN_STATE} for its commit, not {@code
+   * PRODUCER_FENCED}: the coordinator's abort bumped the epoch, and the late commit matches the
+   * condition of a retried EndTxn (KAFKA-20785; the 4.3.1 broker still answers so). The producer
+   * takes the error as fatal and Kafka Streams replaces the stream thread. Nothing was committed:
+   * the transaction was rolled back by the coordinator. A fence is what it is to Kafka Streams: it
+   * closes the tasks as lost, makes a new producer and rejoins the group, with no thread lost.
+   */
+  private static ProducerFencedException fencedBy(InvalidTxnStateException refusal) {
+    ProducerFencedException fenced =
+        new ProducerFencedException(
+            "the transaction coordinator refused the commit as out of state; the transaction was"
+                + " rolled back by the coordinator (it timed out, or another producer took over),"
+                + " and this producer can no longer write: "
+                + refusal.getMessage());
+    fenced.initCause(refusal);
+    return fenced;
   }
 
   /**
