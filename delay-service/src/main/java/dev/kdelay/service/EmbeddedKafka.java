@@ -26,8 +26,8 @@ import org.slf4j.LoggerFactory;
  * controller, for running kdelay without a Kafka of one's own.
  *
  * <p>The data directory is formatted on first start and reused afterwards, so topics, committed
- * offsets and the changelogs of pending tasks survive a restart. The broker is tuned for a single
- * node: every internal topic has one replica.
+ * offsets and the changelogs of pending tasks survive a restart. Its settings are those of a {@link
+ * BrokerProfile}: {@code bin/kdelay} runs the tuned one.
  *
  * <pre>{@code
  * try (EmbeddedKafka kafka = EmbeddedKafka.start(Path.of("data/kafka"), Listeners.DEFAULT)) {
@@ -69,7 +69,8 @@ final class EmbeddedKafka implements AutoCloseable {
   }
 
   /**
-   * Starts a broker, formatting the data directory if it is new.
+   * Starts a broker with the {@link BrokerProfile#TUNED} settings, formatting the data directory if
+   * it is new.
    *
    * @param dataDir the broker's log directory, created if absent
    * @param listeners where to listen
@@ -78,14 +79,33 @@ final class EmbeddedKafka implements AutoCloseable {
    *     the broker fails to start
    */
   static EmbeddedKafka start(Path dataDir, Listeners listeners) {
+    return start(dataDir, listeners, BrokerProfile.TUNED);
+  }
+
+  /**
+   * Starts a broker with the settings of a profile, formatting the data directory if it is new.
+   *
+   * @param dataDir the broker's log directory, created if absent
+   * @param listeners where to listen
+   * @param profile Apache Kafka's defaults, or the settings kdelay recommends
+   * @return the running broker
+   * @throws DelayServiceException if a port is taken, the directory is in use by another broker, or
+   *     the broker fails to start
+   */
+  static EmbeddedKafka start(Path dataDir, Listeners listeners, BrokerProfile profile) {
     requireNonNull(dataDir, "dataDir cannot be null");
     requireNonNull(listeners, "listeners cannot be null");
+    requireNonNull(profile, "profile cannot be null");
     Path dir = dataDir.toAbsolutePath();
     ensurePortFree(listeners.host(), listeners.brokerPort(), "broker");
     ensurePortFree(listeners.host(), listeners.controllerPort(), "controller");
     long started = System.nanoTime();
-    log.info("event=broker-starting address={} data={}", listeners.bootstrapServers(), dir);
-    KafkaConfig config = new KafkaConfig(brokerProperties(dir, listeners), false);
+    log.info(
+        "event=broker-starting address={} data={} profile={}",
+        listeners.bootstrapServers(),
+        dir,
+        profile.label());
+    KafkaConfig config = new KafkaConfig(brokerProperties(dir, listeners, profile), false);
     formatIfNew(dir);
     KafkaRaftServer server = newServer(config, dir);
     try {
@@ -115,7 +135,8 @@ final class EmbeddedKafka implements AutoCloseable {
     log.info("event=broker-stopped address={}", listeners.bootstrapServers());
   }
 
-  private static Map<String, String> brokerProperties(Path dir, Listeners listeners) {
+  private static Map<String, String> brokerProperties(
+      Path dir, Listeners listeners, BrokerProfile profile) {
     Map<String, String> props = new HashMap<>();
     props.put("process.roles", "broker,controller");
     props.put("node.id", Integer.toString(NODE_ID));
@@ -140,36 +161,7 @@ final class EmbeddedKafka implements AutoCloseable {
     props.put("controller.listener.names", CONTROLLER_LISTENER);
     props.put("inter.broker.listener.name", BROKER_LISTENER);
     props.put("log.dirs", dir.toString());
-    // One node: every internal topic gets one replica, and transactions (exactly_once_v2) must
-    // not wait for in-sync replicas that cannot exist.
-    props.put("offsets.topic.replication.factor", "1");
-    props.put("transaction.state.log.replication.factor", "1");
-    props.put("transaction.state.log.min.isr", "1");
-    props.put("share.coordinator.state.topic.replication.factor", "1");
-    props.put("share.coordinator.state.topic.min.isr", "1");
-    props.put("min.insync.replicas", "1");
-    // Few partitions for the internal topics: one process, and a faster first start.
-    props.put("offsets.topic.num.partitions", "5");
-    props.put("transaction.state.log.num.partitions", "5");
-    // Nobody else is going to join the group: assign partitions at once.
-    props.put("group.initial.rebalance.delay.ms", "0");
-    // Failover: a killed instance's open transaction blocks read_committed readers until the
-    // broker aborts it, which it checks for every 10 s by default: every second instead. A broker
-    // of your own needs the same for kdelay's failover figures (README, configuration).
-    props.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
-    // Transaction version 2: a transaction's first produce to a partition is refused with
-    // CONCURRENT_TRANSACTIONS while the coordinator still writes the previous transaction's
-    // markers. The broker retries that itself every 20 ms for at most 100 ms, then hands the error
-    // to the producer, which backs off and re-sends that batch and every batch behind it
-    // (OUT_OF_ORDER_SEQUENCE_NUMBER): a marker write slowed past 100 ms (a loaded machine, a new
-    // topic's first appends) became a commit of 200-500 ms, and no fire of the stream thread was
-    // visible until it ended. Here the broker retries every 5 ms for up to a second, so the
-    // producer never sees the error (benchmark, first fires to new topics: first-second p99,
-    // median of 9 runs, 423 -> 201 ms; the error 0 times per run instead of 12-62).
-    props.put("add.partitions.to.txn.retry.backoff.ms", "5");
-    props.put("add.partitions.to.txn.retry.backoff.max.ms", "1000");
-    // The broker shares the heap with the service; the default cleaner buffer is 128 MB.
-    props.put("log.cleaner.dedupe.buffer.size", Long.toString(8L * 1024 * 1024));
+    props.putAll(profile.settings());
     return props;
   }
 

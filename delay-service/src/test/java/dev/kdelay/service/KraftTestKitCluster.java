@@ -9,8 +9,9 @@ import org.apache.kafka.common.test.TestKitNodes;
 
 /**
  * One combined broker+controller KRaft node in this JVM, from Kafka's own test kit: real Apache
- * Kafka, no Docker needed. Tuned like kdelay's embedded broker: one replica for every internal
- * topic, transactions that need one in-sync replica, no initial rebalance delay.
+ * Kafka, no Docker needed. Its settings are the tests' {@link BrokerProfile} ({@code
+ * -Dkdelay.broker.profile}): Apache Kafka's defaults unless told otherwise, beyond what one node
+ * needs.
  */
 public final class KraftTestKitCluster implements KafkaTestCluster {
 
@@ -98,22 +99,9 @@ public final class KraftTestKitCluster implements KafkaTestCluster {
                     .setNumControllerNodes(1))
             .build();
     KafkaClusterTestKit.Builder builder = new KafkaClusterTestKit.Builder(nodes);
+    BrokerProfile.forTests().settings().forEach(builder::setConfigProp);
     extra.forEach(builder::setConfigProp);
-    KafkaClusterTestKit cluster =
-        builder
-            .setConfigProp("offsets.topic.replication.factor", "1")
-            .setConfigProp("offsets.topic.num.partitions", "5")
-            .setConfigProp("transaction.state.log.replication.factor", "1")
-            .setConfigProp("transaction.state.log.min.isr", "1")
-            .setConfigProp("transaction.state.log.num.partitions", "5")
-            .setConfigProp("min.insync.replicas", "1")
-            .setConfigProp("group.initial.rebalance.delay.ms", "0")
-            // As kdelay's README asks of a broker for fast failover: abort a dead producer's
-            // transaction within a second of its timeout (default: checked every 10 s), and
-            // accept session timeouts down to 3 s (default minimum 6 s) for the fast profile.
-            .setConfigProp("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000")
-            .setConfigProp("group.min.session.timeout.ms", "3000")
-            .build();
+    KafkaClusterTestKit cluster = builder.build();
     try {
       cluster.format();
       cluster.startup();

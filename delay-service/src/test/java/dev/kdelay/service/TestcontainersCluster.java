@@ -1,10 +1,14 @@
 package dev.kdelay.service;
 
+import java.util.Locale;
 import org.testcontainers.DockerClientFactory;
 import org.testcontainers.kafka.KafkaContainer;
 import org.testcontainers.utility.DockerImageName;
 
-/** Apache Kafka's official image in Docker, through Testcontainers. */
+/**
+ * Apache Kafka's official image in Docker, through Testcontainers, with the tests' {@link
+ * BrokerProfile}.
+ */
 final class TestcontainersCluster implements KafkaTestCluster {
 
   /** Image to run; {@code -Dkdelay.test.kafka.image=...} picks another. */
@@ -21,16 +25,14 @@ final class TestcontainersCluster implements KafkaTestCluster {
   }
 
   static TestcontainersCluster start() {
-    KafkaContainer container =
-        new KafkaContainer(DockerImageName.parse(IMAGE))
-            .withEnv("KAFKA_OFFSETS_TOPIC_REPLICATION_FACTOR", "1")
-            .withEnv("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR", "1")
-            .withEnv("KAFKA_TRANSACTION_STATE_LOG_MIN_ISR", "1")
-            .withEnv("KAFKA_MIN_INSYNC_REPLICAS", "1")
-            .withEnv("KAFKA_GROUP_INITIAL_REBALANCE_DELAY_MS", "0")
-            // Fast failover, as kdelay's README asks of a broker (see KraftTestKitCluster).
-            .withEnv("KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS", "1000")
-            .withEnv("KAFKA_GROUP_MIN_SESSION_TIMEOUT_MS", "3000");
+    KafkaContainer container = new KafkaContainer(DockerImageName.parse(IMAGE));
+    // The image reads KAFKA_<SETTING> variables: log.dirs becomes KAFKA_LOG_DIRS.
+    BrokerProfile.forTests()
+        .settings()
+        .forEach(
+            (key, value) ->
+                container.withEnv(
+                    "KAFKA_" + key.toUpperCase(Locale.ROOT).replace('.', '_'), value));
     container.start();
     return new TestcontainersCluster(container);
   }

@@ -1,5 +1,6 @@
 package dev.kdelay.service.faults;
 
+import dev.kdelay.service.BrokerProfile;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -38,6 +39,7 @@ final class BrokerProcess implements AutoCloseable {
                 "-Xms128m",
                 "-Xmx768m",
                 "-XX:+UseSerialGC",
+                "-D" + BrokerProfile.TEST_PROPERTY + "=" + BrokerProfile.forTests().label(),
                 "-Dlog4j2.configurationFile=" + logConfig),
             List.of(
                 "broker",

@@ -1,5 +1,6 @@
 package dev.kdelay.service.faults;
 
+import dev.kdelay.service.BrokerProfile;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;
@@ -16,8 +17,8 @@ import org.apache.kafka.metadata.storage.Formatter;
 
 /**
  * A single-node KRaft broker (broker and controller in one) for a child JVM, so that a test can
- * stop it, kill it and start it again on the same data directory and ports. Tuned like kdelay's
- * embedded broker: one replica for every internal topic, no initial rebalance delay.
+ * stop it, kill it and start it again on the same data directory and ports. Its settings are the
+ * tests' {@link BrokerProfile} ({@code -Dkdelay.broker.profile}, stock unless told otherwise).
  *
  * <p>Prints {@value #STARTED} to stdout once it serves; SIGTERM shuts it down cleanly, SIGKILL
  * leaves its logs to be recovered at the next start.
@@ -77,18 +78,7 @@ final class StandaloneBroker {
     props.put("controller.listener.names", "CONTROLLER");
     props.put("inter.broker.listener.name", "PLAINTEXT");
     props.put("log.dirs", dir.toString());
-    props.put("offsets.topic.replication.factor", "1");
-    props.put("offsets.topic.num.partitions", "5");
-    props.put("transaction.state.log.replication.factor", "1");
-    props.put("transaction.state.log.min.isr", "1");
-    props.put("transaction.state.log.num.partitions", "5");
-    props.put("share.coordinator.state.topic.replication.factor", "1");
-    props.put("share.coordinator.state.topic.min.isr", "1");
-    props.put("min.insync.replicas", "1");
-    props.put("group.initial.rebalance.delay.ms", "0");
-    // As kdelay's README asks of a broker: abort a dead producer's transaction within a second.
-    props.put("transaction.abort.timed.out.transaction.cleanup.interval.ms", "1000");
-    props.put("log.cleaner.dedupe.buffer.size", Long.toString(8L * 1024 * 1024));
+    props.putAll(BrokerProfile.forTests().settings());
     return props;
   }
 }
