@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import dev.kdelay.service.BrokerProfile;
 import dev.kdelay.topology.DelayTopology;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -26,6 +27,7 @@ import java.util.stream.Stream;
  * <pre>{@code
  * bin/kdelay-bench            # quick mode, a few minutes
  * bin/kdelay-bench --full     # the figures the performance goals are judged by
+ * bin/kdelay-bench --broker tuned  # on a broker with kdelay's recommended settings
  * bin/kdelay-bench --jfr DIR  # also record each application with Java Flight Recorder
  * }</pre>
  */
@@ -68,12 +70,13 @@ public final class Benchmark {
   /**
    * Runs the benchmark.
    *
-   * @param args {@code --quick} (default) or {@code --full}; {@code --jfr DIR}; {@code --work DIR}
-   *     (default {@code benchmarks/target/bench-work}, emptied first); {@code --keep} keeps it;
-   *     {@code --runs N}, {@code --records N}, {@code --pending N} override the mode's sizes;
-   *     {@code --only throughput,lateness,first-fire,burst,capacity} runs some parts (the settings
-   *     must be given before it); {@code --set KEY=VALUE} sets a kdelay or Kafka property of both
-   *     applications, for experiments such as {@code --set delay.punctuate.interval.ms=20}
+   * @param args {@code --quick} (default) or {@code --full}; {@code --broker stock} (default:
+   *     Apache Kafka's default settings) or {@code --broker tuned}; {@code --jfr DIR}; {@code
+   *     --work DIR} (default {@code benchmarks/target/bench-work}, emptied first); {@code --keep}
+   *     keeps it; {@code --runs N}, {@code --records N}, {@code --pending N} override the mode's
+   *     sizes; {@code --only throughput,lateness,first-fire,burst,capacity} runs some parts (the
+   *     settings must be given before it); {@code --set KEY=VALUE} sets a kdelay or Kafka property
+   *     of both applications, for experiments such as {@code --set delay.punctuate.interval.ms=20}
    * @throws IOException if the work directory cannot be prepared
    */
   public static void main(String[] args) throws IOException {
@@ -81,6 +84,7 @@ public final class Benchmark {
     Optional<Path> jfr = Optional.empty();
     Path work = Path.of("benchmarks", "target", "bench-work");
     boolean keep = false;
+    BrokerProfile broker = BrokerProfile.STOCK;
     Map<String, String> overrides = new TreeMap<>();
     for (int i = 0; i < args.length; i++) {
       switch (args[i]) {
@@ -89,9 +93,11 @@ public final class Benchmark {
         case "--jfr" -> jfr = Optional.of(Path.of(args[++i]).toAbsolutePath());
         case "--work" -> work = Path.of(args[++i]);
         case "--keep" -> keep = true;
+        case "--broker" -> broker = BrokerProfile.parse(args[++i]);
         case "--runs" -> settings = settings.withRuns(Integer.parseInt(args[++i]));
         case "--records" -> settings = settings.withThroughputRecords(Integer.parseInt(args[++i]));
         case "--pending" -> settings = settings.withCapacityTasks(Integer.parseInt(args[++i]));
+        case "--burst" -> settings = settings.withBurstTasks(Integer.parseInt(args[++i]));
         case "--only" -> settings = settings.withParts(Set.of(args[++i].split(",")));
         case "--set" -> {
           String[] pair = args[++i].split("=", 2);
@@ -99,8 +105,9 @@ public final class Benchmark {
         }
         default -> {
           System.err.println(
-              "usage: kdelay-bench [--quick | --full] [--jfr DIR] [--work DIR] [--keep]"
-                  + " [--runs N] [--records N] [--pending N] [--only PART,...]"
+              "usage: kdelay-bench [--quick | --full] [--broker stock|tuned] [--jfr DIR]"
+                  + " [--work DIR] [--keep]"
+                  + " [--runs N] [--records N] [--pending N] [--burst N] [--only PART,...]"
                   + " [--set KEY=VALUE ...]\n"
                   + "  parts: "
                   + String.join(", ", Settings.PARTS));
@@ -116,7 +123,8 @@ public final class Benchmark {
     }
     // Checked here, not in the children: a bad key fails at once.
     AppKind.config("localhost:9092", "check", "check", "check", overrides);
-    Results results = new Results(settings, Machine.describe(), Machine.loadAverage(), overrides);
+    Results results =
+        new Results(settings, broker, Machine.describe(), Machine.loadAverage(), overrides);
     // Interrupted (Ctrl-C, SIGTERM): still print what was measured. The children stop on their
     // own when this JVM's end closes their standard input.
     AtomicBoolean reported = new AtomicBoolean();
@@ -128,7 +136,7 @@ public final class Benchmark {
           }
         };
     Runtime.getRuntime().addShutdownHook(new Thread(report, "report-on-exit"));
-    try (Testbed testbed = new Testbed(work, jfr, overrides)) {
+    try (Testbed testbed = new Testbed(work, jfr, overrides, broker)) {
       new Benchmark(settings, testbed, results).run();
     } finally {
       report.run();
@@ -332,11 +340,14 @@ public final class Benchmark {
       Runs.Burst burst = scenarios.burst(kdelay, EMPTY_FIRED, tasks, lead);
       results.burst(burst, lead);
       progress(
-          "burst %d/%d: %,d tasks taken in in %,d ms; last visible %,d ms after due, %,.0f fires/s",
+          "burst %d/%d: %,d tasks taken in in %,d ms; visible after due: p50 %,d, p99 %,d, last"
+              + " %,d ms; %,.0f fires/s",
           run,
           settings.runs(),
           tasks,
           burst.intake().toMillis(),
+          burst.p50Ms(),
+          burst.p99Ms(),
           burst.lastAfterDueMs(),
           burst.drainPerSecond());
       lead = Math.max(2_000, 1_000 + burst.intake().toMillis() * 3 / 2);

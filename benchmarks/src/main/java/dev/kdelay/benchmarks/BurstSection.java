@@ -39,6 +39,12 @@ final class BurstSection {
             "  due -> first visible                  %s ms",
             Report.spread(bursts, Runs.Burst::firstAfterDueMs).format(0))
         .line(
+            "  due -> visible, p50                   %s ms",
+            Report.spread(bursts, Runs.Burst::p50Ms).format(0))
+        .line(
+            "  due -> visible, p99                   %s ms",
+            Report.spread(bursts, Runs.Burst::p99Ms).format(0))
+        .line(
             "  due -> last visible                   %s ms",
             Report.spread(bursts, Runs.Burst::lastAfterDueMs).format(0))
         .line("  drain rate, due -> last visible       %s fires/s", drain.format(0))

@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import dev.kdelay.service.BrokerProfile;
 import dev.kdelay.topology.DelayConfig;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -37,6 +38,7 @@ final class Results {
 
   private final Settings settings;
   private final Map<String, String> overrides;
+  private final BrokerProfile broker;
   private final String machine;
   private final String loadAtStart;
   private String loadAtEnd = "?";
@@ -65,8 +67,14 @@ final class Results {
   private long changelogRecords = -1;
   private long restoreMs = -1;
 
-  Results(Settings settings, String machine, String loadAtStart, Map<String, String> overrides) {
+  Results(
+      Settings settings,
+      BrokerProfile broker,
+      String machine,
+      String loadAtStart,
+      Map<String, String> overrides) {
     this.settings = settings;
+    this.broker = broker;
     this.overrides = Map.copyOf(overrides);
     this.machine = machine;
     this.loadAtStart = loadAtStart;
@@ -213,7 +221,7 @@ final class Results {
       keys.append(' ').append(key).append('=').append(streams.get(key));
     }
     report
-        .line("kdelay benchmark, %s mode", settings.mode())
+        .line("kdelay benchmark, %s mode, %s broker", settings.mode(), broker.label())
         .line("  machine     %s", machine)
         .line("  load avg    %s at start, %s at end (1/5/15 min)", loadAtStart, loadAtEnd)
         .line(
@@ -222,8 +230,13 @@ final class Results {
         .line("              this JVM: the load generator (1 producer) and the probe (1 consumer)")
         .line(
             "  broker      Apache Kafka %s, kdelay's embedded single-node KRaft broker, replication"
-                + " factor 1, %d partitions per topic",
-            AppInfoParser.getVersion(), Benchmark.PARTITIONS)
+                + " factor 1, %d partitions per topic; profile %s: %s",
+            AppInfoParser.getVersion(),
+            Benchmark.PARTITIONS,
+            broker.label(),
+            broker == BrokerProfile.STOCK
+                ? "Apache Kafka's default settings (as managed Kafka)"
+                : "kdelay's recommended settings (as bin/kdelay)")
         .line("  streams     (kdelay and ceiling, from DelayConfig.streamsProperties())%s", keys)
         .line(
             "  overrides   %s",

@@ -117,6 +117,8 @@ final class Runs {
       boolean intakeBeforeDue,
       long firstAfterDueMs,
       long lastAfterDueMs,
+      long p50Ms,
+      long p99Ms,
       int seen,
       int early,
       int duplicates) {

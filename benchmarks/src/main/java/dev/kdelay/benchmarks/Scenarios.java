@@ -138,6 +138,8 @@ final class Scenarios {
           intakeBeforeDue,
           seen.firstVisibleMs() - dueMs,
           seen.lastVisibleMs() - dueMs,
+          lateness.percentile(50),
+          lateness.percentile(99),
           seen.seen(),
           lateness.early() + seen.earlyFires(),
           seen.duplicates());

@@ -161,6 +161,27 @@ record Settings(
     return with(runs, records, capacityTasks, parts);
   }
 
+  /** These settings with another number of tasks per burst. */
+  Settings withBurstTasks(int tasks) {
+    return new Settings(
+        mode,
+        runs,
+        throughputRecords,
+        throughputDelayMs,
+        latenessDuration,
+        latenessLeadMs,
+        latenessWindows,
+        fixedRates,
+        maxRateAttempts,
+        rateStep,
+        tasks,
+        capacityTasks,
+        capacityLatenessDuration,
+        runBudget,
+        fillBudget,
+        parts);
+  }
+
   /** These settings with another number of pending tasks for the capacity part. */
   Settings withCapacityTasks(int tasks) {
     return with(runs, throughputRecords, tasks, parts);

@@ -1,6 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import dev.kdelay.service.BenchmarkBroker;
+import dev.kdelay.service.BrokerProfile;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.ServerSocket;
@@ -48,7 +49,8 @@ final class Testbed implements AutoCloseable {
   private final VisibilityProbe probe;
   private final List<App> apps = new ArrayList<>();
 
-  Testbed(Path workDir, Optional<Path> jfrDir, Map<String, String> overrides) {
+  Testbed(
+      Path workDir, Optional<Path> jfrDir, Map<String, String> overrides, BrokerProfile profile) {
     this.workDir = workDir;
     this.jfrDir = jfrDir;
     this.overrides = Map.copyOf(overrides);
@@ -62,7 +64,8 @@ final class Testbed implements AutoCloseable {
             List.of(
                 workDir.resolve("kafka").toString(),
                 Integer.toString(freePort()),
-                Integer.toString(freePort())),
+                Integer.toString(freePort()),
+                profile.label()),
             workDir.resolve("logs/broker.log"));
     this.bootstrapServers = broker.await("READY", Duration.ofMinutes(2));
     this.admin = Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));

@@ -8,7 +8,9 @@ import java.nio.file.Path;
 
 /**
  * The benchmark's broker: kdelay's own {@link EmbeddedKafka}, the single-node KRaft broker that
- * {@code bin/kdelay} starts, run in a JVM of its own on the ports the benchmark chooses.
+ * {@code bin/kdelay} starts, run in a JVM of its own on the ports the benchmark chooses, with the
+ * settings of the profile it is given: Apache Kafka's defaults ({@code stock}, what managed Kafka
+ * users have) or kdelay's recommended ones ({@code tuned}, what {@code bin/kdelay} runs).
  *
  * <p>It lives in {@code dev.kdelay.service} because {@code EmbeddedKafka} is package-private; the
  * benchmark uses it as is rather than a copy, so it measures the broker users get.
@@ -17,7 +19,7 @@ import java.nio.file.Path;
  * or when standard input closes (the benchmark is gone).
  *
  * <pre>{@code
- * java -cp ... dev.kdelay.service.BenchmarkBroker DATA_DIR BROKER_PORT CONTROLLER_PORT
+ * java -cp ... dev.kdelay.service.BenchmarkBroker DATA_DIR BROKER_PORT CONTROLLER_PORT stock|tuned
  * }</pre>
  */
 public final class BenchmarkBroker {
@@ -27,18 +29,20 @@ public final class BenchmarkBroker {
   /**
    * Runs the broker until told to stop.
    *
-   * @param args the data directory, the broker port and the controller port
+   * @param args the data directory, the broker port, the controller port and the {@link
+   *     BrokerProfile}
    * @throws IOException if standard input fails
    */
   public static void main(String[] args) throws IOException {
-    if (args.length != 3) {
-      System.err.println("usage: BenchmarkBroker DATA_DIR BROKER_PORT CONTROLLER_PORT");
+    if (args.length != 4) {
+      System.err.println("usage: BenchmarkBroker DATA_DIR BROKER_PORT CONTROLLER_PORT stock|tuned");
       System.exit(2);
     }
     EmbeddedKafka.Listeners listeners =
         new EmbeddedKafka.Listeners(
             "127.0.0.1", Integer.parseInt(args[1]), Integer.parseInt(args[2]));
-    try (EmbeddedKafka broker = EmbeddedKafka.start(Path.of(args[0]), listeners)) {
+    try (EmbeddedKafka broker =
+        EmbeddedKafka.start(Path.of(args[0]), listeners, BrokerProfile.parse(args[3]))) {
       System.out.println("READY " + broker.bootstrapServers());
       System.out.flush();
       BufferedReader in =
