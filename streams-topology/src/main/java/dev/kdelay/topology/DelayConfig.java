@@ -86,6 +86,14 @@ public final class DelayConfig extends AbstractConfig {
       "Most tasks one punctuation fires, so that polling, heartbeats and commits keep flowing"
           + " under a backlog; the rest fire in the next punctuation.";
 
+  public static final String MAX_FIRES_PER_COMMIT_CONFIG = "delay.max.fires.per.commit";
+  private static final String MAX_FIRES_PER_COMMIT_DOC =
+      "Most due tasks a stream thread fires into one transaction; its tasks with due work share"
+          + " it evenly. Under exactly-once fired records become visible when their transaction"
+          + " commits, so a burst of tasks due at once becomes visible as it drains, this many at"
+          + " a time, instead of when all of it has fired. Higher drains a burst with fewer"
+          + " commits; lower makes its first fires visible sooner.";
+
   public static final String COMMIT_INTERVAL_CONFIG = "delay.commit.interval.ms";
   private static final String COMMIT_INTERVAL_DOC =
       "Kafka Streams commit interval for request intake. Fired records need not wait for it: see"
@@ -269,6 +277,13 @@ public final class DelayConfig extends AbstractConfig {
               atLeast(1),
               Importance.MEDIUM,
               MAX_FIRES_PER_PUNCTUATION_DOC)
+          .define(
+              MAX_FIRES_PER_COMMIT_CONFIG,
+              Type.INT,
+              4_000,
+              atLeast(1),
+              Importance.MEDIUM,
+              MAX_FIRES_PER_COMMIT_DOC)
           .define(
               FIRE_COMMIT_INTERVAL_CONFIG,
               Type.LONG,
@@ -512,6 +527,11 @@ public final class DelayConfig extends AbstractConfig {
 
   public int maxFiresPerPunctuation() {
     return getInt(MAX_FIRES_PER_PUNCTUATION_CONFIG);
+  }
+
+  /** The most due tasks a stream thread fires into one transaction. */
+  public int maxFiresPerCommit() {
+    return getInt(MAX_FIRES_PER_COMMIT_CONFIG);
   }
 
   public long bucketWidthMs() {

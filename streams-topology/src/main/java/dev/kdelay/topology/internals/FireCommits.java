@@ -1,5 +1,7 @@
 package dev.kdelay.topology.internals;
 
+import java.util.IdentityHashMap;
+import java.util.Map;
 import org.apache.kafka.streams.processor.api.ProcessingContext;
 
 /**
@@ -41,6 +43,13 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
  * that begins counts up the thread's commit count, and a task's pending fires, or the thread's
  * lateness, are settled once a commit began after them.
  *
+ * <p>A burst (many tasks due at once) becomes visible as it drains, not when it has all fired: a
+ * transaction carries at most {@code maxFiresPerCommit} fires of the thread's punctuations ({@link
+ * #allowance}). The tasks with due work share it evenly, so that a partition with a larger backlog
+ * does not hold the others back; a task that has fired its share asks for the commit at once,
+ * whatever the interval ({@link #spent}). Under a steady load a transaction carries far fewer fires
+ * than that, and nothing changes.
+ *
  * <p>All tasks of a stream thread share one transaction, so the state is per thread. Runs on stream
  * threads only.
  */
@@ -53,6 +62,13 @@ final class FireCommits {
 
   private final long minIntervalMs;
   private final long backlogIntervalMs;
+  private final int maxFiresPerCommit;
+
+  /** Fires of this task's punctuations in the thread's transaction that began at shareCommits. */
+  private int firedInShare;
+
+  /** The thread's commit count when firedInShare began counting. */
+  private long shareCommits = -1;
 
   /** Records fired by this task that no commit includes yet. */
   private boolean pending;
@@ -63,10 +79,12 @@ final class FireCommits {
   /**
    * @param minIntervalMs the least work time between the end of a commit and the next request
    * @param backlogIntervalMs the same while the thread is behind; at least {@code minIntervalMs}
+   * @param maxFiresPerCommit the most fires of punctuations one transaction of the thread carries
    */
-  FireCommits(long minIntervalMs, long backlogIntervalMs) {
+  FireCommits(long minIntervalMs, long backlogIntervalMs, int maxFiresPerCommit) {
     this.minIntervalMs = minIntervalMs;
     this.backlogIntervalMs = Math.max(minIntervalMs, backlogIntervalMs);
+    this.maxFiresPerCommit = Math.max(1, maxFiresPerCommit);
   }
 
   /**
@@ -77,6 +95,49 @@ final class FireCommits {
     ThreadState thread = THREAD.get();
     thread.committing = true;
     thread.commits++;
+    thread.firesInTransaction = 0;
+    if (!thread.firing.isEmpty()) {
+      // Each task's store hears the commit: only the first call finds the transaction's tasks.
+      thread.firingBefore = thread.firing.size();
+      thread.firing.clear();
+    }
+  }
+
+  /**
+   * How many due tasks this task's punctuation may fire into the open transaction: its share of
+   * {@code maxFiresPerCommit} among the thread's tasks with due work (those of this transaction, or
+   * of the last one if more), less what it fired already; never more than the transaction has left.
+   * Counts this task among those with due work.
+   */
+  int allowance() {
+    ThreadState thread = THREAD.get();
+    thread.firing.put(this, Boolean.TRUE);
+    if (shareCommits != thread.commits) {
+      shareCommits = thread.commits;
+      firedInShare = 0;
+    }
+    int tasks = Math.max(thread.firing.size(), thread.firingBefore);
+    int share = (maxFiresPerCommit + tasks - 1) / tasks;
+    return Math.max(
+        0, Math.min(share - firedInShare, maxFiresPerCommit - thread.firesInTransaction));
+  }
+
+  /**
+   * Notes what a punctuation fired against its {@link #allowance}; once the task has fired all it
+   * was allowed, asks for the commit at once, whatever the interval.
+   *
+   * @param nowMs the punctuation's time
+   * @param count the tasks it fired
+   * @param allowed what {@link #allowance} allowed it
+   */
+  void spent(ProcessingContext context, long nowMs, int count, int allowed) {
+    ThreadState thread = THREAD.get();
+    firedInShare += count;
+    thread.firesInTransaction += count;
+    if (count > 0 && count >= allowed) {
+      context.commit();
+      thread.lastCommitEndMs = nowMs; // until the commit is seen to end
+    }
   }
 
   /** How many commits the calling stream thread began; a step waits for the next one. */
@@ -134,5 +195,8 @@ final class FireCommits {
     long commits; // commits begun on this thread
     long lastCommitEndMs = Long.MIN_VALUE / 2;
     long behindSince = -1; // the commit count at the last fire later than BEHIND_MS
+    int firesInTransaction; // fires of punctuations since the last commit began
+    final Map<FireCommits, Boolean> firing = new IdentityHashMap<>(); // tasks with due work, now
+    int firingBefore; // how many tasks had due work in the last transaction that had any
   }
 }

@@ -11,13 +11,15 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  *
  * <p>A punctuation with nothing due returns from memory. Otherwise it takes a batch of due entries
  * in due order, at most {@code maxFires} of them and at most {@link #MAX_BATCH_BYTES} of stored
- * bytes, so that the stream thread gets back to polling, heartbeats and commits under a backlog.
- * The scan that found them is closed by then; each is fired (or dead-lettered) and its entry
- * rewritten after. Then it asks for a commit (see {@link FireCommits}; each fire is noted there
- * through {@link Delivery}): under exactly-once the fired records become visible to {@code
- * read_committed} consumers when the transaction commits, and waiting for the regular commit
- * interval would add up to that interval to every task's lateness. A punctuation also asks for the
- * commit of fires its interval held back, including those a request made.
+ * bytes, so that the stream thread gets back to polling, heartbeats and commits under a backlog,
+ * and no more than the task's share of the thread's transaction ({@link FireCommits#allowance}), so
+ * that a burst becomes visible as it drains. The scan that found them is closed by then; each is
+ * fired (or dead-lettered) and its entry rewritten after. Then it asks for a commit (see {@link
+ * FireCommits}; each fire is noted there through {@link Delivery}): under exactly-once the fired
+ * records become visible to {@code read_committed} consumers when the transaction commits, and
+ * waiting for the regular commit interval would add up to that interval to every task's lateness. A
+ * punctuation also asks for the commit of fires its interval held back, including those a request
+ * made.
  *
  * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
  * {@link Schedules}). Their entries are still due in the store until then: the next scan starts
@@ -123,9 +125,9 @@ final class FirePunctuator implements Punctuator {
     if (!fence.mayFire(context)) {
       return; // exactly once, a task fires once its commits carry its offsets (TaskFence)
     }
-    int allowed = Math.min(maxFires - held, steps.allowed());
+    int allowed = Math.min(Math.min(maxFires - held, steps.allowed()), commits.allowance());
     if (allowed == 0) {
-      return; // the last step's commit has not ended
+      return; // the last step's commit, or the commit of the thread's full transaction, is pending
     }
     long started = System.nanoTime();
     // The scan is closed when due() returns: firing writes the store, never into an open scan.
@@ -151,6 +153,8 @@ final class FirePunctuator implements Punctuator {
       handled++;
       lastHandled = due;
     }
+    // A burst: the task's share of the transaction is fired, so it commits now (FireCommits).
+    commits.spent(context, now, handled, allowed);
     if (steps.fired(handled)) {
       // After a refusal: this step's commit now, whatever the commit interval (see FireSteps).
       context.commit();

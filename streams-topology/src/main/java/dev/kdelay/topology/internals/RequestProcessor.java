@@ -110,7 +110,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.deadLetters =
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
     // One per task: the fires of a punctuation and those of requests share its commit requests.
-    this.commits = new FireCommits(config.fireCommitIntervalMs(), config.commitIntervalMs());
+    this.commits =
+        new FireCommits(
+            config.fireCommitIntervalMs(), config.commitIntervalMs(), config.maxFiresPerCommit());
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, not when the first dead letter is due.
     targetTopics.lookUp(config.dlqTopic());

@@ -12,7 +12,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100);
+          FireCommits commits = new FireCommits(20, 100, 10_000);
 
           commits.fired(0);
           commits.maybeRequest(context, 1_000);
@@ -42,7 +42,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100);
+          FireCommits commits = new FireCommits(20, 100, 10_000);
 
           // given: a punctuation fires, asks for a commit, then fires more, seconds late
           commits.fired(0);
@@ -75,8 +75,8 @@ class FireCommitsTest {
         () -> {
           MockProcessorContext<Object, Object> first = new MockProcessorContext<>();
           MockProcessorContext<Object, Object> second = new MockProcessorContext<>();
-          FireCommits firstTask = new FireCommits(20, 100);
-          FireCommits secondTask = new FireCommits(20, 100);
+          FireCommits firstTask = new FireCommits(20, 100, 10_000);
+          FireCommits secondTask = new FireCommits(20, 100, 10_000);
 
           firstTask.fired(0);
           firstTask.maybeRequest(first, 1_000);
@@ -96,7 +96,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100);
+          FireCommits commits = new FireCommits(20, 100, 10_000);
 
           commits.fired(0);
           commits.maybeRequest(context, 1_000);
@@ -124,7 +124,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100);
+          FireCommits commits = new FireCommits(20, 100, 10_000);
           commits.fired(0);
           commits.maybeRequest(context, 1_000);
           context.resetCommit();
@@ -156,6 +156,71 @@ class FireCommitsTest {
   }
 
   /** Runs on a fresh thread (the limit is per thread) and fails if anything there failed. */
+  @Test
+  void shouldShareATransactionAmongTheTasksWithDueWorkAndCommitOnceAShareIsFired()
+      throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits a = new FireCommits(20, 100, 1_000);
+          FireCommits b = new FireCommits(20, 100, 1_000);
+          FireCommits c = new FireCommits(20, 100, 1_000);
+
+          // given: a burst; the first task to punctuate knows of no other with due work
+          assertThat(a.allowance()).isEqualTo(1_000);
+          a.spent(context, 1_000, 1_000, 1_000);
+          assertThat(context.committed()).as("a fired all it was allowed: commit now").isTrue();
+          context.resetCommit();
+          assertThat(b.allowance()).as("the transaction is full").isZero();
+          assertThat(c.allowance()).isZero();
+          FireCommits.committed();
+
+          // when: the next transaction, three tasks with due work
+          // then: a third each, and each commits once it has fired its third
+          assertThat(a.allowance()).isEqualTo(334);
+          a.spent(context, 1_000, 334, 334);
+          assertThat(context.committed()).isTrue();
+          context.resetCommit();
+          assertThat(b.allowance()).isEqualTo(334);
+          b.spent(context, 1_000, 100, 334); // all b had due
+          assertThat(context.committed()).isFalse();
+          assertThat(b.allowance()).isEqualTo(234);
+          assertThat(c.allowance()).isEqualTo(334);
+          c.spent(context, 1_000, 334, 334);
+          FireCommits.committed();
+
+          // and: once only one task has due work, it has the whole transaction again
+          assertThat(c.allowance()).isEqualTo(334);
+          c.spent(context, 1_000, 10, 334);
+          FireCommits.committed();
+          assertThat(c.allowance()).isEqualTo(1_000);
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldNeverAllowMoreThanWhatIsLeftOfTheTransaction() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits a = new FireCommits(20, 100, 10);
+          FireCommits b = new FireCommits(20, 100, 10);
+          a.allowance();
+          b.allowance();
+          FireCommits.committed(); // two tasks with due work: 5 each
+
+          assertThat(a.allowance()).isEqualTo(5);
+          a.spent(context, 1_000, 5, 5);
+          assertThat(b.allowance()).isEqualTo(5);
+          b.spent(context, 1_000, 3, 5);
+          FireCommits c = new FireCommits(20, 100, 10);
+          assertThat(c.allowance()).as("a third of 10, but 2 are left").isEqualTo(2);
+          c.spent(context, 1_000, 2, 2);
+          assertThat(b.allowance()).isZero();
+        };
+    runOnOwnThread(thread);
+  }
+
   private static void runOnOwnThread(Runnable body) throws Exception {
     java.util.concurrent.atomic.AtomicReference<Throwable> failure =
         new java.util.concurrent.atomic.AtomicReference<>();
