@@ -6,15 +6,21 @@ import java.util.HashMap;
 import java.util.Map;
 
 /**
- * The two applications the benchmark compares. Both take their Kafka Streams configuration from
- * {@link DelayConfig#streamsProperties()}, so the ceiling runs with exactly kdelay's settings:
- * exactly_once_v2, stream threads, commit interval, poll time, producer linger, max poll records.
+ * The applications the benchmark compares. All take their Kafka Streams configuration from {@link
+ * DelayConfig#streamsProperties()}, so the ceiling and the textbook delay app run with exactly
+ * kdelay's settings: exactly_once_v2, stream threads, commit interval, poll time, producer linger,
+ * max poll records.
  */
 enum AppKind {
   /** kdelay as the service runs it: {@code DelayService} with {@code DelayTopology}. */
   KDELAY,
   /** The ceiling: a source wired straight to a sink, nothing stored. */
-  PASS_THROUGH;
+  PASS_THROUGH,
+  /**
+   * What a team writes in an afternoon with Kafka Streams alone to delay messages: {@link
+   * dev.kdelay.benchmarks.textbook.TextbookDelay}.
+   */
+  TEXTBOOK;
 
   /**
    * The configuration of one instance.
@@ -22,8 +28,8 @@ enum AppKind {
    * @param bootstrap the broker
    * @param applicationId the Kafka Streams application id
    * @param stateDir its state directory
-   * @param input the requests topic (kdelay) or the input topic (pass-through)
-   * @param overrides settings the benchmark was told to use for both applications ({@code --set})
+   * @param input the requests topic (kdelay, textbook) or the input topic (pass-through)
+   * @param overrides settings the benchmark was told to use for every application ({@code --set})
    */
   static ServiceConfig config(
       String bootstrap,

@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import dev.kdelay.benchmarks.textbook.TextbookDelay;
 import dev.kdelay.service.DelayService;
 import dev.kdelay.service.ServiceConfig;
 import java.io.BufferedReader;
@@ -18,7 +19,8 @@ import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.Topology;
 
 /**
- * An application under test in a JVM of its own: a kdelay instance or the pass-through ceiling.
+ * An application under test in a JVM of its own: a kdelay instance, the pass-through ceiling or the
+ * textbook delay app.
  *
  * <p>Protocol on standard output: {@code READY <ms from start to RUNNING>} (for kdelay, which
  * restores its stores before RUNNING, that is the restore time); {@code HEAP} answers {@code HEAP
@@ -26,8 +28,8 @@ import org.apache.kafka.streams.Topology;
  * STOP}, or the end of standard input, closes the instance.
  *
  * <pre>{@code
- * java -cp ... dev.kdelay.benchmarks.AppUnderTest KDELAY|PASS_THROUGH BOOTSTRAP APP_ID STATE_DIR
- *     INPUT OUTPUT [KEY=VALUE ...]
+ * java -cp ... dev.kdelay.benchmarks.AppUnderTest KDELAY|PASS_THROUGH|TEXTBOOK BOOTSTRAP APP_ID
+ *     STATE_DIR INPUT OUTPUT [KEY=VALUE ...]
  * }</pre>
  */
 public final class AppUnderTest {
@@ -40,7 +42,8 @@ public final class AppUnderTest {
    * Runs the instance until told to stop.
    *
    * @param args kind, bootstrap servers, application id, state directory, input topic, output topic
-   *     (the pass-through's; ignored by kdelay), then {@code key=value} settings
+   *     (the pass-through's; ignored by kdelay and the textbook app), then {@code key=value}
+   *     settings
    * @throws Exception if the instance fails to start
    */
   public static void main(String[] args) throws Exception {
@@ -53,7 +56,11 @@ public final class AppUnderTest {
     ServiceConfig config = AppKind.config(args[1], args[2], args[3], args[4], overrides);
     long started = System.nanoTime();
     AutoCloseable instance =
-        kind == AppKind.KDELAY ? startKdelay(config) : startPassThrough(config, args[4], args[5]);
+        switch (kind) {
+          case KDELAY -> startKdelay(config);
+          case PASS_THROUGH -> startStreams("pass-through", passThrough(args[4], args[5]), config);
+          case TEXTBOOK -> startStreams("textbook", TextbookDelay.topology(args[4]), config);
+        };
     System.out.println("READY " + (System.nanoTime() - started) / 1_000_000);
     System.out.flush();
     serve(instance);
@@ -88,23 +95,23 @@ public final class AppUnderTest {
         .addSink("out", output, new ByteArraySerializer(), new ByteArraySerializer(), "in");
   }
 
-  private static AutoCloseable startPassThrough(ServiceConfig config, String input, String output)
+  /** Starts a topology with kdelay's Streams settings and waits until it is RUNNING. */
+  private static AutoCloseable startStreams(String name, Topology topology, ServiceConfig config)
       throws InterruptedException {
-    KafkaStreams streams =
-        new KafkaStreams(passThrough(input, output), config.delay().streamsProperties());
+    KafkaStreams streams = new KafkaStreams(topology, config.delay().streamsProperties());
     CountDownLatch running = new CountDownLatch(1);
     streams.setStateListener(
         (newState, oldState) -> {
           if (newState == KafkaStreams.State.RUNNING) {
             running.countDown();
           } else if (newState == KafkaStreams.State.ERROR) {
-            System.err.println("pass-through failed");
+            System.err.println(name + " failed");
             Runtime.getRuntime().halt(1);
           }
         });
     streams.start();
     if (!running.await(5, TimeUnit.MINUTES)) {
-      throw new IllegalStateException("the pass-through did not reach RUNNING in 5 minutes");
+      throw new IllegalStateException(name + " did not reach RUNNING in 5 minutes");
     }
     return () -> streams.close(CLOSE_TIMEOUT);
   }

@@ -45,6 +45,8 @@ public final class Benchmark {
   static final String FILLED_APPLICATION = "bench-kdelay-b";
   static final String CALIBRATION_REQUESTS = "bench-cal-requests";
   static final String CALIBRATION_FIRED = "bench-cal-fired";
+  static final String TEXTBOOK_REQUESTS = "bench-textbook-requests";
+  static final String TEXTBOOK_FIRED = "bench-textbook-fired";
 
   /** A warm-up ends when the ceiling's rate moves less than this share between two runs. */
   private static final double SETTLED = 0.1;
@@ -76,7 +78,7 @@ public final class Benchmark {
    *     keeps it; {@code --runs N}, {@code --records N}, {@code --pending N} override the mode's
    *     sizes; {@code --only throughput,lateness,first-fire,burst,capacity} runs some parts (the
    *     settings must be given before it); {@code --set KEY=VALUE} sets a kdelay or Kafka property
-   *     of both applications, for experiments such as {@code --set delay.punctuate.interval.ms=20}
+   *     of every application, for experiments such as {@code --set delay.punctuate.interval.ms=20}
    * @throws IOException if the work directory cannot be prepared
    */
   public static void main(String[] args) throws IOException {
@@ -148,11 +150,27 @@ public final class Benchmark {
   }
 
   private void run() {
-    testbed.createTopics(CEILING_IN, CEILING_OUT, EMPTY_FIRED, FILLED_FIRED, CALIBRATION_FIRED);
-    App empty = settings.sizesByThroughput() ? startAndMeasureThroughput() : startEmpty();
+    testbed.createTopics(
+        CEILING_IN,
+        CEILING_OUT,
+        EMPTY_FIRED,
+        FILLED_FIRED,
+        CALIBRATION_FIRED,
+        TEXTBOOK_REQUESTS,
+        TEXTBOOK_FIRED);
+    // The textbook delay app is compared in (2) and (3) only.
+    Optional<App> textbook =
+        settings.runs("throughput") || settings.runs("lateness")
+            ? Optional.of(
+                testbed.start(
+                    AppKind.TEXTBOOK, "textbook", "bench-textbook", TEXTBOOK_REQUESTS, ""))
+            : Optional.empty();
+    App empty = settings.sizesByThroughput() ? startAndMeasureThroughput(textbook) : startEmpty();
     if (settings.runs("lateness")) {
-      lateness(empty);
+      lateness(empty, textbook);
     }
+    // Stopped before the parts it takes no part in, so that its JVM does not compete with kdelay's.
+    textbook.ifPresent(testbed::stop);
     if (settings.runs(Settings.FIRST_FIRE)) {
       firstFires(empty);
     }
@@ -165,20 +183,24 @@ public final class Benchmark {
   }
 
   /**
-   * Starts the ceiling and instance A, sizes kdelay's runs and measures (1) and (2); the ceiling
-   * stops afterwards.
+   * Starts the ceiling and instance A, sizes kdelay's runs and measures (1) and (2), the textbook
+   * delay app's runs (when it runs) alongside kdelay's; the ceiling stops afterwards.
    */
-  private App startAndMeasureThroughput() {
+  private App startAndMeasureThroughput(Optional<App> textbook) {
     App ceiling =
         testbed.start(AppKind.PASS_THROUGH, "ceiling", "bench-ceiling", CEILING_IN, CEILING_OUT);
     App empty = startEmpty();
-    progress("started the broker, the ceiling and kdelay instance A");
+    progress(
+        "started the broker, the ceiling, kdelay instance A%s",
+        textbook.isPresent() ? " and the textbook delay app" : "");
     results.idle(
         scenarios.idleCores(ceiling, Duration.ofSeconds(2)),
         scenarios.idleCores(empty, Duration.ofSeconds(2)));
-    calibrate(ceiling, empty);
+    textbook.ifPresent(
+        app -> results.idleTextbook(scenarios.idleCores(app, Duration.ofSeconds(2))));
+    calibrate(ceiling, empty, textbook);
     if (settings.runs("throughput")) {
-      throughput(ceiling, empty);
+      throughput(ceiling, empty, textbook);
     } else {
       // The later parts size themselves by kdelay's throughput: measure it once.
       results.throughput(
@@ -198,9 +220,9 @@ public final class Benchmark {
 
   /**
    * Sizes kdelay's runs by a throwaway instance's rate, so that a slow build still finishes in the
-   * mode's time, then warms both applications up (see {@link #warmUp}).
+   * mode's time, then warms the applications up (see {@link #warmUp}).
    */
-  private void calibrate(App ceiling, App kdelay) {
+  private void calibrate(App ceiling, App kdelay, Optional<App> textbook) {
     int records = settings.throughputRecords();
     long delay = settings.throughputDelayMs();
     scenarios.throughput(ceiling, CEILING_OUT, records / 5, 0);
@@ -218,25 +240,25 @@ public final class Benchmark {
     progress(
         "kdelay calibrated at %,.0f/s: %,d records per kdelay run",
         calibration.perSecond(), results.kdelayRecords());
-    warmUp(ceiling, kdelay);
+    warmUp(ceiling, kdelay, textbook);
   }
 
   /**
-   * Full-size runs of both applications, interleaved, until the ceiling's rate settles: within
-   * {@link #SETTLED} of the run before, or after as many pairs as the mode has runs. One short run
+   * Full-size runs of the applications, interleaved, until the ceiling's rate settles: within
+   * {@link #SETTLED} of the run before, or after as many rounds as the mode has runs. One short run
    * each left both still speeding up through the measured runs (the ceiling from 41k to 122k/s over
-   * five quick-mode runs, kdelay from 11k to 26k/s), which pulled every median down.
+   * five quick-mode runs, kdelay from 11k to 26k/s), which pulled every median down. The textbook
+   * delay app gets the same runs as kdelay.
    */
-  private void warmUp(App ceiling, App kdelay) {
+  private void warmUp(App ceiling, App kdelay, Optional<App> textbook) {
     double previous = Double.NaN;
+    int records = results.kdelayRecords();
+    long delay = settings.kdelayDelayMs(records);
     for (int pair = 1; pair <= Math.max(2, settings.runs()); pair++) {
       double rate =
           scenarios.throughput(ceiling, CEILING_OUT, settings.throughputRecords(), 0).perSecond();
-      scenarios.throughput(
-          kdelay,
-          EMPTY_FIRED,
-          results.kdelayRecords(),
-          settings.kdelayDelayMs(results.kdelayRecords()));
+      scenarios.throughput(kdelay, EMPTY_FIRED, records, delay);
+      textbook.ifPresent(app -> scenarios.throughput(app, TEXTBOOK_FIRED, records, delay));
       progress("warm-up %d: ceiling %,.0f/s", pair, rate);
       if (Math.abs(rate - previous) <= SETTLED * previous) {
         return;
@@ -245,25 +267,49 @@ public final class Benchmark {
     }
   }
 
-  /** (1) and (2): ceiling and kdelay runs interleaved. */
-  private void throughput(App ceiling, App kdelay) {
+  /**
+   * (1) and (2): ceiling, kdelay and textbook runs interleaved. kdelay and the textbook app get the
+   * same records and delay, and take turns at going first, so that neither always runs on the heels
+   * of the other's run (the broker still writing out its transaction markers and logs).
+   */
+  private void throughput(App ceiling, App kdelay, Optional<App> textbook) {
     int records = settings.throughputRecords();
-    long delay = settings.kdelayDelayMs(results.kdelayRecords());
+    int delayed = results.kdelayRecords();
+    long delay = settings.kdelayDelayMs(delayed);
     for (int run = 1; run <= settings.runs(); run++) {
       Runs.Throughput top = scenarios.throughput(ceiling, CEILING_OUT, records, 0);
-      Runs.Throughput own =
-          scenarios.throughput(kdelay, EMPTY_FIRED, results.kdelayRecords(), delay);
+      boolean textbookFirst = run % 2 == 0;
+      Optional<Runs.Throughput> book =
+          textbookFirst
+              ? textbook.map(app -> scenarios.throughput(app, TEXTBOOK_FIRED, delayed, delay))
+              : Optional.empty();
+      Runs.Throughput own = scenarios.throughput(kdelay, EMPTY_FIRED, delayed, delay);
+      if (!textbookFirst) {
+        book = textbook.map(app -> scenarios.throughput(app, TEXTBOOK_FIRED, delayed, delay));
+      }
       results.throughput(top, own);
+      book.ifPresent(results::textbookThroughput);
       progress(
-          "throughput run %d/%d: ceiling %,.0f/s, kdelay %,.0f/s",
-          run, settings.runs(), top.perSecond(), own.perSecond());
+          "throughput run %d/%d: ceiling %,.0f/s, kdelay %,.0f/s%s",
+          run,
+          settings.runs(),
+          top.perSecond(),
+          own.perSecond(),
+          book.map(t -> String.format(", textbook %,.0f/s", t.perSecond())).orElse(""));
     }
   }
 
-  /** (3): the fixed rates, then the highest sustained rate, searched down from the throughput. */
-  private void lateness(App kdelay) {
+  /**
+   * (3): the fixed rates, each for kdelay then for the textbook delay app, then kdelay's highest
+   * sustained rate, searched down from the throughput.
+   */
+  private void lateness(App kdelay, Optional<App> textbook) {
     for (int rate : settings.fixedRates()) {
       results.lateness(latenessRun(kdelay, EMPTY_FIRED, rate, settings.latenessDuration(), true));
+      textbook.ifPresent(
+          app ->
+              results.textbookLateness(
+                  latenessRun(app, TEXTBOOK_FIRED, rate, settings.latenessDuration(), true)));
     }
     double start = 0.9 * results.kdelayThroughput().median();
     for (int attempt = 0; attempt < settings.maxRateAttempts(); attempt++) {

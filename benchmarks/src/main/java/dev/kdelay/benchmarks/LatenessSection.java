@@ -33,11 +33,18 @@ final class LatenessSection {
   private final Settings settings;
   private final List<Runs.LatenessRun> fixed;
   private final List<Runs.LatenessRun> search;
+  private List<Runs.LatenessRun> textbook = List.of();
 
   LatenessSection(Settings settings, List<Runs.LatenessRun> fixed, List<Runs.LatenessRun> search) {
     this.settings = settings;
     this.fixed = fixed;
     this.search = search;
+  }
+
+  /** The textbook delay app's runs at the fixed rates, each right after kdelay's. */
+  LatenessSection textbook(List<Runs.LatenessRun> runs) {
+    this.textbook = runs;
+    return this;
   }
 
   void write(Report report) {
@@ -48,7 +55,7 @@ final class LatenessSection {
             settings.latenessLeadMs())
         .line(
             "    due times spread evenly at the rate for %d s; p50 and p99 are over the run"
-                + " [range over its %d windows]; cores: kdelay's CPU use; txn/s: its commits",
+                + " [range over its %d windows]; cores: the app's CPU use; txn/s: its commits",
             settings.latenessDuration().toSeconds(), settings.latenessWindows())
         .line(
             "    fired: p50 of due -> delay-fired-at, the stream thread's share; commit: its mean"
@@ -63,6 +70,10 @@ final class LatenessSection {
     }
     report.text(HEADER);
     fixed.forEach(run -> report.text(row(run)));
+    if (!textbook.isEmpty()) {
+      report.line("  the textbook delay app at the same rates, each run right after kdelay's:");
+      textbook.forEach(run -> report.text(row(run)));
+    }
     report.line(
         "  the highest sustained rate, from 0.9 x kdelay's throughput (2) down by x%.2f per try:",
         settings.rateStep());
@@ -83,7 +94,41 @@ final class LatenessSection {
                     run.sustained()
                         && run.lateness().percentile(50) <= GOAL_P50_MS
                         && run.lateness().percentile(99) <= GOAL_P99_MS)));
+    if (!textbook.isEmpty()) {
+      report.line(
+          "  goal: kdelay no later than textbook (all fired, p50 and p99 at most the textbook"
+              + " app's at each rate): %s",
+          Report.verdict(noLaterThanTextbook(fixed, textbook)));
+    }
     report.blank();
+  }
+
+  /**
+   * Whether kdelay's runs were no later than the textbook app's at the same rates: at each rate
+   * kdelay fired every task, and its p50 and p99 are at most the textbook app's (a textbook run
+   * that fired nothing is beaten by any that fired all).
+   */
+  static boolean noLaterThanTextbook(
+      List<Runs.LatenessRun> kdelay, List<Runs.LatenessRun> textbook) {
+    for (Runs.LatenessRun book : textbook) {
+      Optional<Runs.LatenessRun> own =
+          kdelay.stream().filter(run -> run.rate() == book.rate()).findFirst();
+      if (own.isEmpty() || !noLaterThan(own.get(), book)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  private static boolean noLaterThan(Runs.LatenessRun own, Runs.LatenessRun book) {
+    Lateness mine = own.lateness();
+    Lateness theirs = book.lateness();
+    if (mine.count() < own.expected()) {
+      return false;
+    }
+    return theirs.count() == 0
+        || (mine.percentile(50) <= theirs.percentile(50)
+            && mine.percentile(99) <= theirs.percentile(99));
   }
 
   /** One table row. */

@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import dev.kdelay.benchmarks.textbook.TextbookDelay;
 import dev.kdelay.service.BrokerProfile;
 import dev.kdelay.topology.DelayConfig;
 import java.time.Duration;
@@ -49,9 +50,12 @@ final class Results {
   private Duration calibrationLimit;
   private double idleCeilingCores = Double.NaN;
   private double idleKdelayCores = Double.NaN;
+  private double idleTextbookCores = Double.NaN;
   private final List<Runs.Throughput> ceiling = new ArrayList<>();
   private final List<Runs.Throughput> kdelay = new ArrayList<>();
+  private final List<Runs.Throughput> textbook = new ArrayList<>();
   private final List<Runs.LatenessRun> lateness = new ArrayList<>();
+  private final List<Runs.LatenessRun> textbookLateness = new ArrayList<>();
   private final List<Runs.LatenessRun> search = new ArrayList<>();
   private Runs.LatenessRun firstFireBaseline;
   private final List<Runs.LatenessRun> firstFires = new ArrayList<>();
@@ -108,9 +112,18 @@ final class Results {
     this.idleKdelayCores = kdelayCores;
   }
 
+  void idleTextbook(double cores) {
+    this.idleTextbookCores = cores;
+  }
+
   void throughput(Runs.Throughput ceilingRun, Runs.Throughput kdelayRun) {
     ceiling.add(ceilingRun);
     kdelay.add(kdelayRun);
+  }
+
+  /** A run of the textbook delay app, with the records and delay of kdelay's run beside it. */
+  void textbookThroughput(Runs.Throughput run) {
+    textbook.add(run);
   }
 
   /** kdelay's throughput on the empty store. */
@@ -120,6 +133,11 @@ final class Results {
 
   void lateness(Runs.LatenessRun run) {
     lateness.add(run);
+  }
+
+  /** A run of the textbook delay app at one of the fixed rates. */
+  void textbookLateness(Runs.LatenessRun run) {
+    textbookLateness.add(run);
   }
 
   void searchAttempt(Runs.LatenessRun run) {
@@ -194,8 +212,9 @@ final class Results {
     new ThroughputSection(
             settings, kdelayRecords, ceiling, kdelay, idleCeilingCores, idleKdelayCores)
         .calibration(calibration, calibrationSent, calibrationLimit)
+        .textbook(textbook, idleTextbookCores)
         .write(report);
-    new LatenessSection(settings, lateness, search).write(report);
+    new LatenessSection(settings, lateness, search).textbook(textbookLateness).write(report);
     new FirstFireSection(settings, firstFireBaseline, firstFires).write(report);
     new BurstSection(bursts, burstLeadMs).write(report);
     new CapacitySection(
@@ -237,7 +256,9 @@ final class Results {
             broker == BrokerProfile.STOCK
                 ? "Apache Kafka's default settings (as managed Kafka)"
                 : "kdelay's recommended settings (as bin/kdelay)")
-        .line("  streams     (kdelay and ceiling, from DelayConfig.streamsProperties())%s", keys)
+        .line(
+            "  streams     (kdelay, textbook and ceiling, from DelayConfig.streamsProperties())%s",
+            keys)
         .line(
             "  overrides   %s",
             overrides.isEmpty() ? "none: kdelay's defaults" : "--set " + overrides)
@@ -252,6 +273,14 @@ final class Results {
         .line(
             "  ceiling     a source wired to a sink (input -> output, headers kept), same topics"
                 + " layout, same records")
+        .line(
+            "  textbook    Kafka Streams alone: requests put into a changelogged RocksDB store keyed"
+                + " by due time, no cache; punctuate every %d ms",
+            TextbookDelay.PUNCTUATE_INTERVAL.toMillis())
+        .line(
+            "              from the earliest unfired due time, at most %d fires per punctuation,"
+                + " each deleted: a put, a fire and a tombstone per request",
+            TextbookDelay.MAX_FIRES_PER_PUNCTUATION)
         .line(
             "  records     key 'r<run>-<n>', payload %d B, headers delay-target-topic and"
                 + " delay-fire-at (epoch ms)",

@@ -3,11 +3,18 @@ package dev.kdelay.benchmarks;
 import java.time.Duration;
 import java.util.List;
 
-/** (1) the ceiling and (2) kdelay's throughput, end to end. */
+/**
+ * (1) the ceiling and (2) the throughput of kdelay and of the textbook delay app, end to end. The
+ * ratio to the ceiling is the cost of delaying; the ratio to the textbook app is what kdelay's
+ * store and features cost (or save) against what a team writes with Kafka Streams alone.
+ */
 final class ThroughputSection {
 
   /** The SPEC's goal: kdelay sustains at least this share of the ceiling. */
   static final double GOAL_RATIO = 0.6;
+
+  /** kdelay, every feature on, sustains at least this share of the textbook app's throughput. */
+  static final double TEXTBOOK_GOAL_RATIO = 1.0;
 
   private static final String COLUMNS = "  %-22s %-24s %-17s %-11s %-11s %-16s %-10s %-10s %s";
 
@@ -17,6 +24,8 @@ final class ThroughputSection {
   private final List<Runs.Throughput> kdelay;
   private final double idleCeilingCores;
   private final double idleKdelayCores;
+  private List<Runs.Throughput> textbook = List.of();
+  private double idleTextbookCores = Double.NaN;
   private Runs.Throughput calibration;
   private int calibrationSent;
   private Duration calibrationLimit;
@@ -44,14 +53,26 @@ final class ThroughputSection {
     return this;
   }
 
+  /**
+   * The textbook delay app's runs, each with the records and delay of the kdelay run of the same
+   * round, and its idle CPU use.
+   */
+  ThroughputSection textbook(List<Runs.Throughput> runs, double idleCores) {
+    this.textbook = runs;
+    this.idleTextbookCores = idleCores;
+    return this;
+  }
+
   void write(Report report) {
     report
         .line(
-            "(1) ceiling and (2) kdelay throughput: records sent as fast as one producer goes,"
-                + " timed from the first send until")
+            "(1) ceiling and (2) kdelay and textbook throughput: records sent as fast as one"
+                + " producer goes, timed from the first send")
         .line(
-            "    the last is visible to the read_committed probe; kdelay's requests are due %,d ms"
-                + " after sending, so intake and firing overlap",
+            "    until the last is visible to the read_committed probe; the requests of kdelay and"
+                + " of the textbook delay app, the same for")
+        .line(
+            "    both, are due %,d ms after sending, so intake and firing overlap",
             settings.throughputDelayMs());
     if (kdelay.isEmpty()) {
       report.line("    not measured").blank();
@@ -59,8 +80,8 @@ final class ThroughputSection {
     }
     if (kdelayRecords < settings.throughputRecords()) {
       report.line(
-          "    kdelay's runs were cut to %,d records (the ceiling's have %,d): at its backlog rate"
-              + " %,d would take longer than the %d s budget.",
+          "    kdelay's runs (and the textbook app's) were cut to %,d records (the ceiling's have"
+              + " %,d): at kdelay's backlog rate %,d would take longer than the %d s budget.",
           kdelayRecords,
           settings.throughputRecords(),
           settings.throughputRecords(),
@@ -84,23 +105,68 @@ final class ThroughputSection {
             "sending")
         .line(COLUMNS, "", "", "", "ms/1k", "ms/1k", "transaction", "per record", "wait", "took s")
         .text(row("(1) pass-through ceiling", ceiling, "1"))
-        .text(row("(2) kdelay", kdelay, ratio.format(2)))
+        .text(row("(2) kdelay", kdelay, ratio.format(2)));
+    if (!textbook.isEmpty()) {
+      report.text(
+          row(
+              "(2) textbook delay app",
+              textbook,
+              Report.ratios(textbook, ceiling, Runs.Throughput::perSecond).format(2)));
+    }
+    report
         .text(calibrationRow())
         .line(
-            "  exactly once: %s; idle CPU between runs: ceiling %.3f cores, kdelay %.3f cores",
-            exactlyOnce(settings.throughputRecords(), ceiling)
-                + (exactlyOnce(kdelayRecords, kdelay).equals(exactlyOnce(0, List.of()))
-                    ? ""
-                    : " (ceiling); kdelay: " + exactlyOnce(kdelayRecords, kdelay)),
+            "  exactly once: %s; idle CPU between runs: ceiling %.3f cores, kdelay %.3f cores%s",
+            exactlyOnceOfAll(),
             idleCeilingCores,
-            idleKdelayCores)
+            idleKdelayCores,
+            textbook.isEmpty() ? "" : String.format(", textbook %.3f cores", idleTextbookCores))
         .line(
             "  commit wait: share of the run the stream thread spent in the producer's flush and"
                 + " in the transaction commit")
         .line(
             "  goal: kdelay >= %.1f x ceiling: %s",
-            GOAL_RATIO, Report.verdict(ratio.median() >= GOAL_RATIO))
-        .blank();
+            GOAL_RATIO, Report.verdict(ratio.median() >= GOAL_RATIO));
+    writeTextbookComparison(report);
+    report.blank();
+  }
+
+  /**
+   * kdelay against the textbook app, run for run: the same records, the same delay, in the same
+   * round. The ratios to the ceiling are the cost of delaying of each.
+   */
+  private void writeTextbookComparison(Report report) {
+    if (textbook.isEmpty()) {
+      report.line("  goal: kdelay >= %.1f x textbook: not measured", TEXTBOOK_GOAL_RATIO);
+      return;
+    }
+    Spread ratio = Report.ratios(kdelay, textbook, Runs.Throughput::perSecond);
+    report
+        .line(
+            "  kdelay / textbook records/s: %s, run for run; the cost of delaying (x ceiling):"
+                + " kdelay %s, textbook %s",
+            ratio.format(2),
+            Report.ratios(kdelay, ceiling, Runs.Throughput::perSecond).format(2),
+            Report.ratios(textbook, ceiling, Runs.Throughput::perSecond).format(2))
+        .line(
+            "  goal: kdelay >= %.1f x textbook: %s",
+            TEXTBOOK_GOAL_RATIO, Report.verdict(ratio.median() >= TEXTBOOK_GOAL_RATIO));
+  }
+
+  /** Whether every run of every application saw every record once, as a phrase. */
+  private String exactlyOnceOfAll() {
+    String clean = exactlyOnce(0, List.of());
+    String top = exactlyOnce(settings.throughputRecords(), ceiling);
+    String own = exactlyOnce(kdelayRecords, kdelay);
+    String book = exactlyOnce(kdelayRecords, textbook);
+    if (top.equals(clean) && own.equals(clean) && book.equals(clean)) {
+      return clean;
+    }
+    return "ceiling: "
+        + top
+        + "; kdelay: "
+        + own
+        + (textbook.isEmpty() ? "" : "; textbook: " + book);
   }
 
   private static String row(String name, List<Runs.Throughput> runs, String ratio) {
