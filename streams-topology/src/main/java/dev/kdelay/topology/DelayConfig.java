@@ -287,7 +287,7 @@ public final class DelayConfig extends AbstractConfig {
           .define(
               FIRE_COMMIT_INTERVAL_CONFIG,
               Type.LONG,
-              10L,
+              5L,
               between(0, 60_000),
               Importance.MEDIUM,
               FIRE_COMMIT_INTERVAL_DOC)
