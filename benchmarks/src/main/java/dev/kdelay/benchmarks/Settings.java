@@ -153,38 +153,22 @@ record Settings(
 
   /** These settings with another number of runs per figure. */
   Settings withRuns(int count) {
-    return with(count, throughputRecords, capacityTasks, parts);
+    return with(count, throughputRecords, burstTasks, capacityTasks, parts);
   }
 
   /** These settings with another number of records per throughput run. */
   Settings withThroughputRecords(int records) {
-    return with(runs, records, capacityTasks, parts);
+    return with(runs, records, burstTasks, capacityTasks, parts);
   }
 
   /** These settings with another number of tasks per burst. */
   Settings withBurstTasks(int tasks) {
-    return new Settings(
-        mode,
-        runs,
-        throughputRecords,
-        throughputDelayMs,
-        latenessDuration,
-        latenessLeadMs,
-        latenessWindows,
-        fixedRates,
-        maxRateAttempts,
-        rateStep,
-        tasks,
-        capacityTasks,
-        capacityLatenessDuration,
-        runBudget,
-        fillBudget,
-        parts);
+    return with(runs, throughputRecords, tasks, capacityTasks, parts);
   }
 
   /** These settings with another number of pending tasks for the capacity part. */
   Settings withCapacityTasks(int tasks) {
-    return with(runs, throughputRecords, tasks, parts);
+    return with(runs, throughputRecords, burstTasks, tasks, parts);
   }
 
   /**
@@ -198,11 +182,12 @@ record Settings(
         throw new IllegalArgumentException("unknown part " + part + "; parts are " + PARTS);
       }
     }
-    return with(runs, throughputRecords, capacityTasks, Set.copyOf(only));
+    return with(runs, throughputRecords, burstTasks, capacityTasks, Set.copyOf(only));
   }
 
   /** These settings with the fields the command line can override replaced. */
-  private Settings with(int runs, int throughputRecords, int capacityTasks, Set<String> parts) {
+  private Settings with(
+      int runs, int throughputRecords, int burstTasks, int capacityTasks, Set<String> parts) {
     return new Settings(
         mode,
         runs,

@@ -59,6 +59,21 @@ class SettingsTest {
   }
 
   @Test
+  void shouldKeepEveryOverrideWhenAnotherIsGiven() {
+    Settings changed =
+        quick
+            .withBurstTasks(20_000)
+            .withRuns(1)
+            .withCapacityTasks(5_000)
+            .withParts(Set.of("burst"));
+    assertThat(changed.burstTasks()).isEqualTo(20_000);
+    assertThat(changed.runs()).isEqualTo(1);
+    assertThat(changed.capacityTasks()).isEqualTo(5_000);
+    assertThat(changed.parts()).containsExactly("burst");
+    assertThat(changed.throughputRecords()).isEqualTo(quick.throughputRecords());
+  }
+
+  @Test
   void shouldRoundRatesDownToTwoSignificantDigits() {
     assertThat(Benchmark.roundRate(13_579)).isEqualTo(13_000);
     assertThat(Benchmark.roundRate(435.6)).isEqualTo(430);
