@@ -48,6 +48,12 @@ public final class Benchmark {
   static final String TEXTBOOK_REQUESTS = "bench-textbook-requests";
   static final String TEXTBOOK_FIRED = "bench-textbook-fired";
 
+  /** Tasks of a burst on a fresh instance: the stock-broker goal's size. */
+  static final int FRESH_BURST_TASKS = 20_000;
+
+  /** How far ahead a fresh instance's burst is sent: its intake is slow while it is cold. */
+  static final long FRESH_BURST_LEAD_MS = 10_000;
+
   /** A warm-up ends when the ceiling's rate moves less than this share between two runs. */
   private static final double SETTLED = 0.1;
 
@@ -397,6 +403,36 @@ public final class Benchmark {
           burst.lastAfterDueMs(),
           burst.drainPerSecond());
       lead = Math.max(2_000, 1_000 + burst.intake().toMillis() * 3 / 2);
+    }
+    freshBursts();
+  }
+
+  /**
+   * (4b): {@value #FRESH_BURST_TASKS} tasks due at once on an instance that just became ready, a
+   * new one each run (its own application id and topics): what a deployment or a failover meets
+   * before the JVM, the store and the clients have done any work.
+   */
+  private void freshBursts() {
+    for (int run = 1; run <= settings.runs(); run++) {
+      String requests = "bench-fresh-" + run + "-requests";
+      String fired = "bench-fresh-" + run + "-fired";
+      testbed.createTopics(requests, fired);
+      App fresh =
+          testbed.start(
+              AppKind.KDELAY, "kdelay-fresh-" + run, "bench-kdelay-fresh-" + run, requests, "");
+      Runs.Burst burst = scenarios.burst(fresh, fired, FRESH_BURST_TASKS, FRESH_BURST_LEAD_MS);
+      testbed.stop(fresh);
+      results.freshBurst(burst);
+      progress(
+          "burst on a fresh instance %d/%d: %,d tasks; visible after due: first %,d, p50 %,d, p99"
+              + " %,d, last %,d ms",
+          run,
+          settings.runs(),
+          FRESH_BURST_TASKS,
+          burst.firstAfterDueMs(),
+          burst.p50Ms(),
+          burst.p99Ms(),
+          burst.lastAfterDueMs());
     }
   }
 

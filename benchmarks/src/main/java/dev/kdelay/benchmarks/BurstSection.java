@@ -7,10 +7,12 @@ final class BurstSection {
 
   private final List<Runs.Burst> bursts;
   private final long leadMs;
+  private final List<Runs.Burst> fresh;
 
-  BurstSection(List<Runs.Burst> bursts, long leadMs) {
+  BurstSection(List<Runs.Burst> bursts, long leadMs, List<Runs.Burst> fresh) {
     this.bursts = bursts;
     this.leadMs = leadMs;
+    this.fresh = fresh;
   }
 
   void write(Report report) {
@@ -51,6 +53,38 @@ final class BurstSection {
         .line(
             "  early %d, missing %d, duplicates %d; goal: all fired, none early: %s",
             early, missing, duplicates, Report.verdict(early == 0 && missing == 0))
+        .blank();
+    writeFresh(report);
+  }
+
+  /** (4b): the same on instances that had just become ready, one per run. */
+  private void writeFresh(Report report) {
+    if (fresh.isEmpty()) {
+      return;
+    }
+    Spread p50 = Report.spread(fresh, Runs.Burst::p50Ms);
+    Spread p99 = Report.spread(fresh, Runs.Burst::p99Ms);
+    long wrong =
+        fresh.stream()
+            .mapToLong(burst -> burst.early() + burst.duplicates() + burst.tasks() - burst.seen())
+            .sum();
+    report
+        .line(
+            "(4b) burst on a fresh instance: %,d tasks due in the same millisecond, sent %,d ms"
+                + " ahead to an instance that had just become ready (a new one each run); %d runs",
+            fresh.get(0).tasks(), Benchmark.FRESH_BURST_LEAD_MS, fresh.size())
+        .line(
+            "  due -> first visible                  %s ms",
+            Report.spread(fresh, Runs.Burst::firstAfterDueMs).format(0))
+        .line("  due -> visible, p50                   %s ms", p50.format(0))
+        .line("  due -> visible, p99                   %s ms", p99.format(0))
+        .line(
+            "  due -> last visible                   %s ms",
+            Report.spread(fresh, Runs.Burst::lastAfterDueMs).format(0))
+        .line(
+            "  early, missing or duplicated %d; goal: all once, p50 <= 250 ms, p99 <= 500 ms"
+                + " (medians): %s",
+            wrong, Report.verdict(wrong == 0 && p50.median() <= 250 && p99.median() <= 500))
         .blank();
   }
 }

@@ -60,6 +60,7 @@ final class Results {
   private Runs.LatenessRun firstFireBaseline;
   private final List<Runs.LatenessRun> firstFires = new ArrayList<>();
   private final List<Runs.Burst> bursts = new ArrayList<>();
+  private final List<Runs.Burst> freshBursts = new ArrayList<>();
   private long burstLeadMs;
   private int fillTasks;
   private Duration fill;
@@ -170,6 +171,10 @@ final class Results {
     burstLeadMs = leadMs;
   }
 
+  void freshBurst(Runs.Burst burst) {
+    freshBursts.add(burst);
+  }
+
   /** Intake alone, requests per second, as the bursts measured it (median), if they ran. */
   java.util.Optional<Double> intakePerSecond() {
     if (bursts.isEmpty()) {
@@ -216,7 +221,7 @@ final class Results {
         .write(report);
     new LatenessSection(settings, lateness, search).textbook(textbookLateness).write(report);
     new FirstFireSection(settings, firstFireBaseline, firstFires).write(report);
-    new BurstSection(bursts, burstLeadMs).write(report);
+    new BurstSection(bursts, burstLeadMs, freshBursts).write(report);
     new CapacitySection(
             settings,
             fillTasks,
