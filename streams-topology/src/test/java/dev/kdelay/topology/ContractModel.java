@@ -447,7 +447,9 @@ final class ContractModel {
             () -> {
               Entry paused = current.copy();
               if (current.state == State.SCHEDULED) {
-                paused.timeMs = Long.MAX_VALUE;
+                // Every occurrence before the next due time fired or was passed over (a trigger
+                // fires ahead of its time): a resume starts at that due time at the earliest.
+                paused.timeMs = current.opaque ? Long.MAX_VALUE : current.timeMs - 1;
               }
               paused.state = State.PAUSED;
               stamp(paused, intent.stampedMs());

@@ -94,6 +94,33 @@ class ManualActionsTest {
         .containsExactly("tick@" + NOON.plusSeconds(20).toEpochMilli());
   }
 
+  /**
+   * "topology: sequences with crashes" (random seed, case 8,439 of 20,000), shrunk to: a cron every
+   * second, trigger, pause, resume. The trigger fired the next occurrence ahead of its time; a
+   * pause forgot it, and a resume before its due time fired it again, under the same idempotency
+   * key.
+   */
+  @Test
+  void shouldNotFireTheOccurrenceATriggerFiredAheadWhenPausedAndResumedBeforeItsTime() {
+    // given: every ten seconds, running, its next occurrence (12:00:10) triggered at 12:00:01
+    delay = new CronDriver(stateDir, NOON.plusSeconds(1));
+    delay.request("tick", "v", TO_TARGET, cron(EVERY_10_SECONDS));
+    delay.request("tick", null, action("trigger"));
+    assertThat(delay.fired())
+        .extracting(ManualActionsTest::idempotencyKey)
+        .containsExactly(key("tick", NOON.plusSeconds(10)));
+
+    // when: paused and resumed before 12:00:10
+    delay.request("tick", null, action("pause"));
+    delay.request("tick", null, action("resume"));
+    delay.runUntil(NOON.plusSeconds(25), Duration.ofSeconds(1));
+
+    // then: 12:00:10 fired once, by the trigger; the schedule goes on from 12:00:20
+    assertThat(delay.fired())
+        .extracting(ManualActionsTest::idempotencyKey)
+        .containsExactly(key("tick", NOON.plusSeconds(20)));
+  }
+
   @Test
   void shouldFireTheNextOccurrenceOfARecurringScheduleAndGoOnFromTheOneAfter() {
     // given: every ten seconds, 12:00:00 fired

@@ -119,12 +119,15 @@ public record ScheduleEntry(State state, long timeMs, long requestMs, Origin ori
   public static final long NOT_TRIGGERED = Long.MAX_VALUE;
 
   /**
-   * This entry, paused by a request: the same task, no due time. One paused already keeps the
-   * occurrence a trigger fired while it was paused, which a resume must start after.
+   * This entry, paused by a request: the same task, and the last occurrence a resume or a trigger
+   * must start after. One paused already keeps it (the occurrence a trigger fired while it was
+   * paused). One running keeps the moment before its next due time: every earlier occurrence fired
+   * or was passed over, also one a trigger fired ahead of its time, which would otherwise fire
+   * again when resumed before its due time.
    */
   public ScheduleEntry paused(long byRequestMs, Origin byOrigin) {
     return new ScheduleEntry(
-        State.PAUSED, state == State.PAUSED ? timeMs : NOT_TRIGGERED, byRequestMs, byOrigin, task);
+        State.PAUSED, state == State.PAUSED ? timeMs : timeMs - 1, byRequestMs, byOrigin, task);
   }
 
   /**
