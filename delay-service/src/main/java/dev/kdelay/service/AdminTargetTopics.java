@@ -25,12 +25,12 @@ import org.slf4j.LoggerFactory;
 /**
  * Target-topic metadata from an Admin client, cached ({@link TargetTopicCache}).
  *
- * <p>A topic never seen is read in the background; {@link #lookUp} (intake) waits for it at most
- * the look-up timeout, {@link #cached} (fire path) never waits. At most one read per topic is in
- * flight. Every refresh interval, one batched read ({@link TopicLimitsReader}) re-checks every
- * known topic, so a deleted topic or a changed limit is noticed within one interval, and logged.
- * Every topic found to exist is handed to the {@link TopicMetadataWarmer}, so that the producers
- * have its metadata before its first fire.
+ * <p>A topic never seen is read in the background; {@link #lookUp} (the admin API) waits for it at
+ * most the look-up timeout, {@link #known} (intake) and {@link #cached} (fire path) never wait. At
+ * most one read per topic is in flight. Every refresh interval, one batched read ({@link
+ * TopicLimitsReader}) re-checks every known topic, so a deleted topic or a changed limit is noticed
+ * within one interval, and logged. Every topic found to exist is handed to the {@link
+ * TopicMetadataWarmer}, so that the producers have its metadata before its first fire.
  */
 final class AdminTargetTopics implements TargetTopics, AutoCloseable {
 
@@ -118,6 +118,17 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
       Thread.currentThread().interrupt();
       return TargetTopic.UNKNOWN;
     }
+  }
+
+  @Override
+  public Optional<TargetTopic> known(String topic) {
+    Optional<TargetTopicCache.Entry> known = cache.get(topic);
+    if (known.isPresent() && !known.get().expired()) {
+      return Optional.of(known.get().topic());
+    }
+    CompletableFuture<TargetTopic> reading = read(topic);
+    // A read that completed between the two looks answers now; an unanswered one says UNKNOWN.
+    return reading.isDone() ? Optional.of(reading.getNow(TargetTopic.UNKNOWN)) : Optional.empty();
   }
 
   @Override

@@ -55,6 +55,8 @@ import org.slf4j.LoggerFactory;
  *       ({@code schedule}, {@code cancel}, {@code pause}, {@code resume}, {@code unknown});
  *   <li>{@code kdelay_requests_rerouted_total}: requests forwarded to the partition their id hashes
  *       to;
+ *   <li>{@code kdelay_requests_waited_total}: rounds requests waited aside for the look-up of a
+ *       target topic not seen before (or behind their id's requests that did);
  *   <li>{@code kdelay_rejections_total{reason}}: dead-lettered requests by rejection code;
  *   <li>{@code kdelay_tasks_fired_total}, {@code kdelay_tasks_cancelled_total}, {@code
  *       kdelay_tasks_undeliverable_total{reason}}, {@code kdelay_occurrences_skipped_total};
@@ -102,6 +104,7 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   private final Counter[] rejections;
   private final Counter[] undeliverable;
   private final Counter rerouted;
+  private final Counter waited;
   private final Counter fired;
   private final Counter cancelled;
   private final Counter skipped;
@@ -151,6 +154,11 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
     rerouted =
         Counter.builder("kdelay.requests.rerouted")
             .description("Requests that arrived on another partition than their id's, forwarded")
+            .register(registry);
+    waited =
+        Counter.builder("kdelay.requests.waited")
+            .description(
+                "Rounds requests waited aside for the look-up of a target topic not seen before")
             .register(registry);
     fired =
         Counter.builder("kdelay.tasks.fired")
@@ -273,6 +281,11 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   @Override
   public void requestRerouted() {
     rerouted.increment();
+  }
+
+  @Override
+  public void requestWaited() {
+    waited.increment();
   }
 
   @Override

@@ -60,6 +60,25 @@ class AdminTargetTopicsTest {
   }
 
   @Test
+  void shouldTellIntakeNothingWhileATopicIsLookedUpAndNeverWait() {
+    // when: intake asks twice while the read is in flight
+    assertThat(topics.known("t")).isEmpty();
+    assertThat(topics.known("t")).isEmpty();
+
+    // then one read, and the answer once it came
+    reads.answer(Map.of("t", TargetTopic.ABSENT));
+    assertThat(topics.known("t")).contains(TargetTopic.ABSENT);
+    assertThat(reads.batches()).containsExactly(List.of("t"));
+  }
+
+  @Test
+  void shouldTellIntakeUnknownWhenTheReadEndedWithoutAnAnswer() {
+    reads.failNext();
+
+    assertThat(topics.known("t")).contains(TargetTopic.UNKNOWN);
+  }
+
+  @Test
   void shouldReadAgainWhenTheClusterDidNotAnswer() {
     topics.cached("t");
     reads.answer(Map.of("t", TargetTopic.UNKNOWN));
@@ -124,15 +143,25 @@ class AdminTargetTopicsTest {
 
     private final List<List<String>> batches = new ArrayList<>();
     private final List<CompletableFuture<Map<String, TargetTopic>>> pending = new ArrayList<>();
+    private boolean failNext;
 
     @Override
     public synchronized CompletableFuture<Map<String, TargetTopic>> read(
         Collection<String> topics) {
       batches.add(List.copyOf(topics));
+      if (failNext) {
+        failNext = false;
+        throw new IllegalStateException("the Admin client is closed");
+      }
       CompletableFuture<Map<String, TargetTopic>> read = new CompletableFuture<>();
       pending.add(read);
       notifyAll();
       return read;
+    }
+
+    /** The next read fails as it starts, as a closed Admin client's does. */
+    synchronized void failNext() {
+      failNext = true;
     }
 
     synchronized List<List<String>> batches() {

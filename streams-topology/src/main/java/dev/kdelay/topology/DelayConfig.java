@@ -201,9 +201,11 @@ public final class DelayConfig extends AbstractConfig {
   public static final String TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG =
       "delay.target.topics.lookup.timeout.ms";
   private static final String TARGET_TOPICS_LOOKUP_TIMEOUT_DOC =
-      "How long a stream thread waits for the metadata of a target topic a request names for the"
-          + " first time; afterwards the look-up goes on in the background and the request is"
-          + " taken as if the topic existed.";
+      "How long a request naming a target topic not seen before waits for that topic's metadata."
+          + " It waits aside, on the reroute topic, in order with its id's other requests, while"
+          + " every other request flows (no stream thread ever waits for the cluster); then it is"
+          + " taken as if the topic existed, and checked again when it fires. The admin API waits"
+          + " as long, on its own threads, before it answers.";
 
   public static final String TARGET_TOPICS_MAX_CONFIG = "delay.target.topics.max";
   private static final String TARGET_TOPICS_MAX_DOC =

@@ -49,6 +49,12 @@ public interface DelayMetrics {
   default void requestRerouted() {}
 
   /**
+   * A request waited aside, on the reroute topic, for the look-up of a target topic kdelay had not
+   * seen before, or behind a request for its id that did; counted once per round it waited.
+   */
+  default void requestWaited() {}
+
+  /**
    * A task fired: its record was handed to the target topic's producer, inside the transaction that
    * removes the task.
    *

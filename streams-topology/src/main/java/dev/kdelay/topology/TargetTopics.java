@@ -1,5 +1,7 @@
 package dev.kdelay.topology;
 
+import java.util.Optional;
+
 /**
  * What kdelay knows of the topics requests target ({@link TargetTopic}). Checked when a request
  * arrives (a missing, refused or too small topic is dead-lettered at once) and again when a task
@@ -7,7 +9,9 @@ package dev.kdelay.topology;
  * transaction the broker's refusal would fail).
  *
  * <p>Implementations are called on stream threads and keep what they learn in a bounded cache that
- * a background thread refreshes.
+ * a background thread refreshes. A stream thread never waits for the cluster: {@link #known} and
+ * {@link #cached} answer from memory; only {@link #lookUp}, for callers that may wait (the admin
+ * API), does.
  */
 public interface TargetTopics {
 
@@ -23,16 +27,32 @@ public interface TargetTopics {
         public TargetTopic cached(String topic) {
           return TargetTopic.UNKNOWN;
         }
+
+        @Override
+        public Optional<TargetTopic> known(String topic) {
+          return Optional.of(TargetTopic.UNKNOWN);
+        }
       };
 
   /**
-   * What is known of a topic, for a request that names it. A topic not seen before may be looked
-   * up, waiting a short bounded time; later calls answer from memory.
+   * What is known of a topic, for a caller that may wait (the admin API): a topic not seen before
+   * is looked up, waiting a short bounded time; later calls answer from memory.
    *
    * @param topic a legal topic name
    * @return its description, {@link TargetTopic#UNKNOWN} if the cluster did not answer in time
    */
   TargetTopic lookUp(String topic);
+
+  /**
+   * What is known of a topic, for a request that names it, never waiting. A topic not in memory, or
+   * remembered absent for longer than absences are trusted, is looked up in the background, and
+   * until that look-up answers there is nothing to tell: the request then waits aside for it.
+   *
+   * @param topic a legal topic name
+   * @return its description ({@link TargetTopic#UNKNOWN} if the cluster did not say), or empty
+   *     while a look-up of it is under way
+   */
+  Optional<TargetTopic> known(String topic);
 
   /**
    * What is known of a topic, for a task about to fire: answers from memory and never waits. A
@@ -55,6 +75,11 @@ public interface TargetTopics {
       @Override
       public TargetTopic cached(String topic) {
         return answer.apply(topic);
+      }
+
+      @Override
+      public Optional<TargetTopic> known(String topic) {
+        return Optional.of(answer.apply(topic));
       }
     };
   }

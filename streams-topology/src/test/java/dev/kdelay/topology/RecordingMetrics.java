@@ -18,6 +18,7 @@ final class RecordingMetrics implements DelayMetrics {
   final List<PartitionGauges> opened = new ArrayList<>();
   final List<PartitionGauges> closed = new ArrayList<>();
   int rerouted;
+  int waited;
   int cancelled;
   int skipped;
 
@@ -34,6 +35,11 @@ final class RecordingMetrics implements DelayMetrics {
   @Override
   public void requestRerouted() {
     rerouted++;
+  }
+
+  @Override
+  public void requestWaited() {
+    waited++;
   }
 
   @Override

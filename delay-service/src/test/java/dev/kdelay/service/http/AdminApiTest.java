@@ -68,6 +68,11 @@ class AdminApiTest {
                 public TargetTopic cached(String topic) {
                   return lookUp(topic);
                 }
+
+                @Override
+                public Optional<TargetTopic> known(String topic) {
+                  return Optional.of(lookUp(topic));
+                }
               }));
 
   @AfterEach

@@ -5,6 +5,7 @@ import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.topology.DeliveryQuarantine;
+import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
@@ -37,14 +38,28 @@ final class DeliveryCheck {
     this.quarantine = quarantine;
   }
 
-  /** Why a schedule request may not be accepted for its target, or empty. */
-  Optional<Rejection> atIntake(String id, Schedule schedule) {
-    String topic = schedule.target().topic();
-    Optional<String> refusal = policy.refusal(topic);
-    if (refusal.isPresent()) {
-      return Optional.of(new Rejection(RejectionReason.TARGET_NOT_ALLOWED, refusal.get()));
-    }
-    return deliverability.atIntake(id, schedule, topics.lookUp(topic));
+  /** Why the target policy refuses a schedule request's topic, or empty. */
+  Optional<Rejection> byPolicy(Schedule schedule) {
+    return policy
+        .refusal(schedule.target().topic())
+        .map(refusal -> new Rejection(RejectionReason.TARGET_NOT_ALLOWED, refusal));
+  }
+
+  /**
+   * What is known of a schedule request's target topic, never waiting: empty while it is looked up
+   * (see {@link TargetTopics#known}).
+   */
+  Optional<TargetTopic> target(Schedule schedule) {
+    return topics.known(schedule.target().topic());
+  }
+
+  /**
+   * Why a schedule request may not be accepted for its target, or empty.
+   *
+   * @param target what is known of its topic: {@link TargetTopic#UNKNOWN} takes it unchecked
+   */
+  Optional<Rejection> atIntake(String id, Schedule schedule, TargetTopic target) {
+    return byPolicy(schedule).or(() -> deliverability.atIntake(id, schedule, target));
   }
 
   /** Why a due task's fired record must not reach the producer now, or empty. */

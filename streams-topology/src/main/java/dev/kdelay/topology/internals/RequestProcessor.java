@@ -12,6 +12,7 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -63,6 +64,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final DeliveryQuarantine quarantine;
   private final Deliverability deliverability;
   private final DeliveryCheck check;
+  private TopicWaits waits;
   private ProcessorContext<Object, Object> context;
   private DeadLetters deadLetters;
   private Delivery delivery;
@@ -107,6 +109,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
+    // Anew at every start: a copy whose transaction aborted never comes back.
+    this.waits = new TopicWaits(config.targetTopicsLookupTimeout().toMillis());
     this.deadLetters =
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
     // One per task: the fires of a punctuation and those of requests share its commit requests.
@@ -114,8 +118,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         new FireCommits(
             config.fireCommitIntervalMs(), config.commitIntervalMs(), config.maxFiresPerCommit());
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
-    // Learn the dead-letter topic's limits now, not when the first dead letter is due.
-    targetTopics.lookUp(config.dlqTopic());
+    // Learn the dead-letter topic's limits now, in the background, not when the first is due.
+    targetTopics.cached(config.dlqTopic());
     ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
     Recurrence recurrence =
         new Recurrence(
@@ -186,46 +190,71 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void process(Record<byte[], byte[]> record) {
     long now = context.currentSystemTimeMs();
+    TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), fromRerouteTopic());
+    if (record.headers().lastHeader(TopicWaits.HEADER) != null) {
+      // kdelay's own, read above: never carried into a stored task or a dead letter.
+      Headers headers = new RecordHeaders(record.headers().toArray());
+      headers.remove(TopicWaits.HEADER);
+      record = record.withHeaders(headers);
+    }
     try {
-      handle(record, now);
+      handle(record, now, copy);
     } catch (RuntimeException failure) {
       if (UnexpectedFailure.concernsThread(failure)) {
         throw failure;
       }
       // This request's failure, not the thread's: it goes to the dead-letter topic, the rest flow.
+      goesOn(record, copy);
       failed(record, now, failure);
     }
   }
 
-  private void handle(Record<byte[], byte[]> record, long now) {
+  private void handle(Record<byte[], byte[]> record, long now, TopicWaits.Copy copy) {
     fence.consumed();
     if (fence.isFence(record, context.recordMetadata())) {
       return; // kdelay's own, read so that this task's commits carry its offsets
     }
     if (misrouted(record)) {
-      reroute(record, now);
+      reroute(record, now, null);
       return;
     }
     if (heldBack(record)) {
       // At least once, its id's fire is not acknowledged yet, and the write that records it waits
       // for the commit that flushes it. Applied now, this request's write would wait with it and
       // be lost with it if the task closed first, its offset committed; so it takes the reroute
-      // topic's detour to this same partition, durably, and applies when it comes back.
-      reroute(record, now);
+      // topic's detour to this same partition, durably, and applies when it comes back. A copy
+      // waiting for its topic keeps its place among its id's (TopicWaits).
+      reroute(record, now, copy == null ? null : TopicWaits.header(copy.sinceMs(), copy.token()));
       context.commit();
       return;
     }
     ParseResult result =
         parser.parse(record.key(), record.value(), record.headers(), stamped(record, now), now);
     if (result instanceof ParseResult.Rejected rejected) {
+      goesOn(record, copy);
       deadLetter(record, actionOf(record), rejected.rejection(), now);
       return;
     }
     DelayRequest request = ((ParseResult.Accepted) result).request();
+    Optional<TargetTopic> target = Optional.of(TargetTopic.UNKNOWN);
+    if (request.schedule() != null) {
+      Optional<Rejection> refused = check.byPolicy(request.schedule());
+      if (refused.isPresent()) {
+        goesOn(record, copy);
+        deadLetter(record, request.action(), refused.get(), now);
+        return;
+      }
+      target = check.target(request.schedule());
+    }
+    if (waitsAside(record, request, target.isPresent(), copy, now)) {
+      return;
+    }
+    goesOn(record, copy);
     Optional<Rejection> refused =
         (request.schedule() == null
                 ? Optional.<Rejection>empty()
-                : check.atIntake(request.id(), request.schedule()))
+                : check.atIntake(
+                    request.id(), request.schedule(), target.orElse(TargetTopic.UNKNOWN)))
             .or(() -> schedules.apply(request, originOf(record), now, delivery));
     if (refused.isPresent()) {
       deadLetter(record, request.action(), refused.get(), now);
@@ -245,6 +274,72 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 request.action().wireName());
           }
         });
+  }
+
+  /**
+   * Sends a request aside to wait for the look-up of its target topic, or behind its id's requests
+   * that do ({@link TopicWaits}); a copy that came back waits again unless it may go on now.
+   *
+   * @param topicKnown whether intake knows what it needs of the request's target topic
+   * @return whether it waits: then there is nothing more to do with it now
+   */
+  private boolean waitsAside(
+      Record<byte[], byte[]> record,
+      DelayRequest request,
+      boolean topicKnown,
+      TopicWaits.Copy copy,
+      long now) {
+    String id = request.id();
+    if (copy != null) {
+      if (waits.mayGoOn(id, copy, topicKnown, now)) {
+        if (!topicKnown && log.isDebugEnabled()) {
+          log.debug(
+              "event=target-topic-lookup-slow id={} topic={} waited_ms={} response=take-unchecked",
+              LogValues.quote(id),
+              LogValues.quote(request.schedule().target().topic()),
+              now - copy.sinceMs());
+        }
+        return false;
+      }
+      if (!reroute(record, now, TopicWaits.header(copy.sinceMs(), copy.token()))) {
+        waits.done(id, copy.token());
+        return true;
+      }
+    } else {
+      if (topicKnown && !waits.hasWaiting(id)) {
+        return false;
+      }
+      String token = tokenOf(now);
+      if (!reroute(record, now, TopicWaits.header(now, token))) {
+        return true;
+      }
+      waits.started(id, token);
+    }
+    context.commit(); // the copy comes back once the transaction that wrote it commits
+    Delivery.afterward(metrics::requestWaited);
+    return true;
+  }
+
+  /** A copy that waited goes on, or is dead-lettered: its id's next copy is now first. */
+  private void goesOn(Record<byte[], byte[]> record, TopicWaits.Copy copy) {
+    if (copy != null && record.key() != null) {
+      waits.done(new String(record.key(), StandardCharsets.UTF_8), copy.token());
+    }
+  }
+
+  /** A waiting request's token: the position it was read from, which nothing else has. */
+  private String tokenOf(long now) {
+    return context
+        .recordMetadata()
+        .map(m -> m.topic() + "-" + m.partition() + "@" + m.offset())
+        .orElse("t" + now + "-" + System.nanoTime());
+  }
+
+  private boolean fromRerouteTopic() {
+    return context
+        .recordMetadata()
+        .map(metadata -> config.rerouteTopic().equals(metadata.topic()))
+        .orElse(false);
   }
 
   /** Dead-letters a request kdelay failed on unexpectedly, naming the error in the log. */
@@ -304,11 +399,18 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
    * stamped with the time it is written, which no topic's timestamp limits refuse (a backlog of old
    * requests would otherwise be), and carries the request's own timestamp in {@code
    * delay-requested-at}, which its owner reads it by ({@link RequestTimestamps}).
+   *
+   * @param waiting the {@link TopicWaits#HEADER} the copy carries, or null
+   * @return whether it was forwarded; false if it was dead-lettered
    */
-  private void reroute(Record<byte[], byte[]> record, long now) {
+  private boolean reroute(Record<byte[], byte[]> record, long now, byte[] waiting) {
     Headers headers = new RecordHeaders(record.headers().toArray());
     headers.remove(DelayHeaders.REQUESTED_AT);
     headers.remove(TaskFence.HEADER); // a request's own would make its copy read back as a fence
+    headers.remove(TopicWaits.HEADER);
+    if (waiting != null) {
+      headers.add(TopicWaits.HEADER, waiting);
+    }
     headers.add(DelayHeaders.REQUESTED_AT, OutputRecords.utf8(Long.toString(record.timestamp())));
     Record<byte[], byte[]> copy = record.withTimestamp(now).withHeaders(headers);
     if (!quarantine.isEmpty()) {
@@ -322,11 +424,14 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 RejectionReason.UNDELIVERABLE,
                 "the reroute topic refused this request: " + refused.get().error()),
             now);
-        return;
+        return false;
       }
     }
     context.forward(copy, Names.REROUTE_SINK);
-    Delivery.afterward(metrics::requestRerouted);
+    if (waiting == null) {
+      Delivery.afterward(metrics::requestRerouted);
+    }
+    return true;
   }
 
   /** Where a request was read, and what it is: ties between requests for an id are told by it. */
