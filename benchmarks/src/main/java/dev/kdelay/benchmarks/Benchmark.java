@@ -106,6 +106,7 @@ public final class Benchmark {
         case "--records" -> settings = settings.withThroughputRecords(Integer.parseInt(args[++i]));
         case "--pending" -> settings = settings.withCapacityTasks(Integer.parseInt(args[++i]));
         case "--burst" -> settings = settings.withBurstTasks(Integer.parseInt(args[++i]));
+        case "--lead" -> settings = settings.withLatenessLeadMs(Long.parseLong(args[++i]));
         case "--only" -> settings = settings.withParts(Set.of(args[++i].split(",")));
         case "--set" -> {
           String[] pair = args[++i].split("=", 2);
@@ -115,7 +116,8 @@ public final class Benchmark {
           System.err.println(
               "usage: kdelay-bench [--quick | --full] [--broker stock|tuned] [--jfr DIR]"
                   + " [--work DIR] [--keep]"
-                  + " [--runs N] [--records N] [--pending N] [--burst N] [--only PART,...]"
+                  + " [--runs N] [--records N] [--pending N] [--burst N] [--lead MS]"
+                  + " [--only PART,...]"
                   + " [--set KEY=VALUE ...]\n"
                   + "  parts: "
                   + String.join(", ", Settings.PARTS));

@@ -153,22 +153,31 @@ record Settings(
 
   /** These settings with another number of runs per figure. */
   Settings withRuns(int count) {
-    return with(count, throughputRecords, burstTasks, capacityTasks, parts);
+    return with(count, throughputRecords, burstTasks, capacityTasks, parts, latenessLeadMs);
   }
 
   /** These settings with another number of records per throughput run. */
   Settings withThroughputRecords(int records) {
-    return with(runs, records, burstTasks, capacityTasks, parts);
+    return with(runs, records, burstTasks, capacityTasks, parts, latenessLeadMs);
+  }
+
+  /**
+   * These settings with another lead: how far ahead of its due time each request of the lateness
+   * and first-fire runs is sent. A short lead shows what intake adds (a request must be stored
+   * before it is due).
+   */
+  Settings withLatenessLeadMs(long leadMs) {
+    return with(runs, throughputRecords, burstTasks, capacityTasks, parts, leadMs);
   }
 
   /** These settings with another number of tasks per burst. */
   Settings withBurstTasks(int tasks) {
-    return with(runs, throughputRecords, tasks, capacityTasks, parts);
+    return with(runs, throughputRecords, tasks, capacityTasks, parts, latenessLeadMs);
   }
 
   /** These settings with another number of pending tasks for the capacity part. */
   Settings withCapacityTasks(int tasks) {
-    return with(runs, throughputRecords, burstTasks, tasks, parts);
+    return with(runs, throughputRecords, burstTasks, tasks, parts, latenessLeadMs);
   }
 
   /**
@@ -182,12 +191,18 @@ record Settings(
         throw new IllegalArgumentException("unknown part " + part + "; parts are " + PARTS);
       }
     }
-    return with(runs, throughputRecords, burstTasks, capacityTasks, Set.copyOf(only));
+    return with(
+        runs, throughputRecords, burstTasks, capacityTasks, Set.copyOf(only), latenessLeadMs);
   }
 
   /** These settings with the fields the command line can override replaced. */
   private Settings with(
-      int runs, int throughputRecords, int burstTasks, int capacityTasks, Set<String> parts) {
+      int runs,
+      int throughputRecords,
+      int burstTasks,
+      int capacityTasks,
+      Set<String> parts,
+      long latenessLeadMs) {
     return new Settings(
         mode,
         runs,
