@@ -315,7 +315,11 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       }
       waits.started(id, token);
     }
-    context.commit(); // the copy comes back once the transaction that wrote it commits
+    if (!atLeastOnce(context)) {
+      // The copy comes back once the transaction that wrote it commits; at least once, it comes
+      // back once the producer sent it, and the commit waits for that anyway.
+      context.commit();
+    }
     Delivery.afterward(metrics::requestWaited);
     return true;
   }
