@@ -54,12 +54,13 @@ final class DeliveryCheck {
   }
 
   /**
-   * Why a schedule request may not be accepted for its target, or empty.
+   * Why a schedule request the policy allows ({@link #byPolicy}) may not be accepted for its
+   * target, or empty.
    *
    * @param target what is known of its topic: {@link TargetTopic#UNKNOWN} takes it unchecked
    */
   Optional<Rejection> atIntake(String id, Schedule schedule, TargetTopic target) {
-    return byPolicy(schedule).or(() -> deliverability.atIntake(id, schedule, target));
+    return deliverability.atIntake(id, schedule, target);
   }
 
   /** Why a due task's fired record must not reach the producer now, or empty. */

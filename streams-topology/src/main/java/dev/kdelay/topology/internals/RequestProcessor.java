@@ -292,7 +292,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     String id = request.id();
     if (copy != null) {
       if (waits.mayGoOn(id, copy, topicKnown, now)) {
-        if (!topicKnown && log.isDebugEnabled()) {
+        if (!topicKnown && waits.timedOut(copy, now) && log.isDebugEnabled()) {
           log.debug(
               "event=target-topic-lookup-slow id={} topic={} waited_ms={} response=take-unchecked",
               LogValues.quote(id),

@@ -83,11 +83,6 @@ final class TopicWaits {
     return waiting.containsKey(id);
   }
 
-  /** Whether any request waits at all. */
-  boolean isEmpty() {
-    return waiting.isEmpty();
-  }
-
   /**
    * Whether a copy that came back may go on now, rather than wait again: it is its id's first (or
    * has waited far too long to keep its place), and its topic's look-up answered or timed out.
@@ -99,15 +94,14 @@ final class TopicWaits {
     if (!tokens.contains(copy.token())) {
       tokens.addLast(copy.token()); // came back to a new instance: adopted in arrival order
     }
-    long waited = nowMs - copy.sinceMs();
     boolean first = copy.token().equals(tokens.peekFirst());
-    boolean ready = topicKnown || waited >= lookupTimeoutMs;
-    return ready && (first || waited >= lookupTimeoutMs + ORDER_GRACE_MS);
+    boolean ready = topicKnown || timedOut(copy, nowMs);
+    return ready && (first || nowMs - copy.sinceMs() >= lookupTimeoutMs + ORDER_GRACE_MS);
   }
 
   /** Whether a request's wait for its topic's look-up has run out: it is then taken unchecked. */
   boolean timedOut(Copy copy, long nowMs) {
-    return copy != null && nowMs - copy.sinceMs() >= lookupTimeoutMs;
+    return nowMs - copy.sinceMs() >= lookupTimeoutMs;
   }
 
   /** A request starts waiting: its copy goes last among its id's. */
