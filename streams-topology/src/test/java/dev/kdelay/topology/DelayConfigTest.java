@@ -50,6 +50,9 @@ class DelayConfigTest {
     assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo(1_500);
     assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
         .isEqualTo(5_000);
+    assertThat(config.getRestoreConsumerConfigs("r").get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG))
+        .isEqualTo(100);
+    assertThat(consumer).doesNotContainKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
   }
 
   @Test
@@ -61,7 +64,8 @@ class DelayConfigTest {
                 Map.of(
                     ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "3000",
                     ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000",
-                    ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000")));
+                    ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000",
+                    ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200")));
 
     // then: Kafka Streams would let a prefixed default of kdelay's win over them; it must not
     Map<String, Object> consumer = config.getMainConsumerConfigs("kdelay-test", "c", 0);
@@ -69,6 +73,8 @@ class DelayConfigTest {
     assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo("1000");
     assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
         .isEqualTo("3000");
+    assertThat(config.getRestoreConsumerConfigs("r").get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG))
+        .isEqualTo("200");
   }
 
   private static Properties streams(Map<String, Object> overrides) {
