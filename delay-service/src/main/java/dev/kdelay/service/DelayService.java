@@ -26,10 +26,12 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.HashSet;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Properties;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -86,6 +88,8 @@ public final class DelayService implements AutoCloseable {
   private EmbeddedKafka broker;
   private KafkaStreams streams;
   private Admin targetAdmin;
+  // Read by the state listener, which takes no lock of ours.
+  private volatile Optional<OrphanedTransactions> orphans = Optional.empty();
   private AdminTargetTopics targetTopics;
   private WarmingClientSupplier clients;
   private HttpEndpoint http;
@@ -196,6 +200,7 @@ public final class DelayService implements AutoCloseable {
     if (fireHistory != null) {
       fireHistory.close();
     }
+    orphans.ifPresent(OrphanedTransactions::close);
     if (streams != null) {
       boolean clean =
           streams.close(
@@ -299,6 +304,20 @@ public final class DelayService implements AutoCloseable {
             DelayTopology.build(ready, targetTopics, metrics, quarantine), properties, clients);
     streams.setUncaughtExceptionHandler(
         new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC(), quarantine));
+    if (StreamsConfig.EXACTLY_ONCE_V2.equals(
+        properties.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
+      KafkaStreams app = streams;
+      WarmingClientSupplier producers = clients;
+      orphans =
+          Optional.of(
+              new OrphanedTransactions(
+                  targetAdmin,
+                  ready.applicationId(),
+                  () -> ownedPartitions(app),
+                  producers::transactionalIds,
+                  () -> app.state() == KafkaStreams.State.REBALANCING,
+                  HTTP_CALL_TIMEOUT));
+    }
     streams.setStateListener(this::onStateChange);
     streams.setGlobalStateRestoreListener(restoreProgress);
     metrics.bind(streams);
@@ -314,6 +333,23 @@ public final class DelayService implements AutoCloseable {
         ready.dlqTopic(),
         ready.rerouteTopic());
     streams.start();
+  }
+
+  /**
+   * The partitions of the tasks this instance owns now: those it runs, and those it is restoring
+   * (Kafka Streams' thread metadata names a thread's tasks only once they all run).
+   */
+  private Set<Integer> ownedPartitions(KafkaStreams app) {
+    Set<Integer> owned = new HashSet<>();
+    restoreProgress.restoring().forEach(restoring -> owned.add(restoring.partition()));
+    try {
+      app.metadataForLocalThreads().stream()
+          .flatMap(thread -> thread.activeTasks().stream())
+          .forEach(task -> owned.add(task.taskId().partition()));
+    } catch (IllegalStateException e) {
+      // Not running or rebalancing: starting, or closing.
+    }
+    return owned;
   }
 
   /** Serves the HTTP API; the admin API writes requests with a client of its own. */
@@ -432,6 +468,11 @@ public final class DelayService implements AutoCloseable {
   /** Runs on whichever Kafka Streams thread changes the state; takes no lock of ours. */
   private void onStateChange(KafkaStreams.State newState, KafkaStreams.State oldState) {
     log.info("event=streams-state from={} to={}", oldState, newState);
+    if (newState == KafkaStreams.State.REBALANCING || newState == KafkaStreams.State.RUNNING) {
+      // Tasks may come from an instance that died in a transaction, which must not hold their
+      // partitions until the broker's timeout: looked for until the tasks run, and once more.
+      orphans.ifPresent(OrphanedTransactions::checkSoon);
+    }
     if (newState == KafkaStreams.State.RUNNING) {
       running.complete(null);
     } else if (newState == KafkaStreams.State.ERROR) {

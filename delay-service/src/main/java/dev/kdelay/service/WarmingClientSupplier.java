@@ -9,11 +9,13 @@ import java.util.Map;
 import java.util.Set;
 import java.util.WeakHashMap;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.streams.KafkaClientSupplier;
 import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
@@ -57,6 +59,9 @@ final class WarmingClientSupplier
   private final Set<Producer<byte[], byte[]>> producers =
       Collections.synchronizedSet(Collections.newSetFromMap(new WeakHashMap<>()));
 
+  // Every transactional id Kafka Streams gave a producer of this instance.
+  private final Set<String> transactionalIds = ConcurrentHashMap.newKeySet();
+
   private final ExecutorService warmer =
       Executors.newSingleThreadExecutor(
           runnable -> {
@@ -74,9 +79,18 @@ final class WarmingClientSupplier
 
   @Override
   public Producer<byte[], byte[]> getProducer(Map<String, Object> config) {
+    Object transactionalId = config.get(ProducerConfig.TRANSACTIONAL_ID_CONFIG);
+    if (transactionalId != null) {
+      transactionalIds.add(transactionalId.toString());
+    }
     Producer<byte[], byte[]> producer = quarantine.watch(clients.getProducer(config));
     producers.add(producer);
     return producer;
+  }
+
+  /** The transactional ids of this instance's producers, so far: {@link OrphanedTransactions}. */
+  Set<String> transactionalIds() {
+    return Set.copyOf(transactionalIds);
   }
 
   @Override
