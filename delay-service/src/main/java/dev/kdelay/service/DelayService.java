@@ -27,20 +27,24 @@ import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.Set;
+import java.util.UUID;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
+import org.apache.kafka.streams.StreamsMetadata;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -90,6 +94,7 @@ public final class DelayService implements AutoCloseable {
   private Admin targetAdmin;
   // Read by the state listener, which takes no lock of ours.
   private volatile Optional<OrphanedTransactions> orphans = Optional.empty();
+  private Optional<PeerEviction> peerEviction = Optional.empty();
   private AdminTargetTopics targetTopics;
   private WarmingClientSupplier clients;
   private HttpEndpoint http;
@@ -201,6 +206,7 @@ public final class DelayService implements AutoCloseable {
       fireHistory.close();
     }
     orphans.ifPresent(OrphanedTransactions::close);
+    peerEviction.ifPresent(PeerEviction::close);
     if (streams != null) {
       boolean clean =
           streams.close(
@@ -299,6 +305,7 @@ public final class DelayService implements AutoCloseable {
       self = new HostInfo(advertisedHost(service), http.port());
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
+    Optional<Duration> peerCheck = peerCheck(service, self, properties);
     streams =
         new KafkaStreams(
             DelayTopology.build(ready, targetTopics, metrics, quarantine), properties, clients);
@@ -318,6 +325,21 @@ public final class DelayService implements AutoCloseable {
                   () -> app.state() == KafkaStreams.State.REBALANCING,
                   HTTP_CALL_TIMEOUT));
     }
+    if (peerCheck.isPresent()) {
+      KafkaStreams app = streams;
+      peerEviction =
+          Optional.of(
+              new PeerEviction(
+                  targetAdmin,
+                  ready.applicationId(),
+                  self,
+                  () ->
+                      app.metadataForAllStreamsClients().stream()
+                          .map(StreamsMetadata::hostInfo)
+                          .toList(),
+                  PeerEviction.tcp(peerCheck.get()),
+                  HTTP_CALL_TIMEOUT));
+    }
     streams.setStateListener(this::onStateChange);
     streams.setGlobalStateRestoreListener(restoreProgress);
     metrics.bind(streams);
@@ -333,6 +355,45 @@ public final class DelayService implements AutoCloseable {
         ready.dlqTopic(),
         ready.rerouteTopic());
     streams.start();
+    peerEviction.ifPresent(eviction -> eviction.start(peerCheck.get()));
+  }
+
+  /**
+   * Whether to remove gone peers from the group ({@link PeerEviction}); if so, gives this instance
+   * the static membership that needs.
+   */
+  private static Optional<Duration> peerCheck(
+      ServiceConfig service, HostInfo self, Properties properties) {
+    Optional<Duration> interval = service.failoverPeerCheck();
+    if (interval.isEmpty() || self == null) {
+      return Optional.empty();
+    }
+    if ("streams".equalsIgnoreCase(properties.getProperty(StreamsConfig.GROUP_PROTOCOL_CONFIG))) {
+      log.info(
+          "event=peer-eviction-off reason=\"group.protocol=streams does not allow static"
+              + " membership\"");
+      return Optional.empty();
+    }
+    for (String key :
+        List.of(
+            ConsumerConfig.GROUP_INSTANCE_ID_CONFIG,
+            StreamsConfig.consumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG),
+            StreamsConfig.mainConsumerPrefix(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG))) {
+      if (properties.containsKey(key)) {
+        log.info(
+            "event=peer-eviction-off reason=\"group.instance.id is passed through; other instances"
+                + " cannot tell this one's members\"");
+        return Optional.empty();
+      }
+    }
+    String nonce = UUID.randomUUID().toString().substring(0, 8);
+    Optional<String> id = PeerEviction.groupInstanceId(self, nonce);
+    if (id.isEmpty()) {
+      log.info("event=peer-eviction-off reason=\"the advertised host name is too long\"");
+      return Optional.empty();
+    }
+    properties.put(ConsumerConfig.GROUP_INSTANCE_ID_CONFIG, id.get());
+    return interval;
   }
 
   /**

@@ -110,6 +110,16 @@ public final class ServiceConfig extends AbstractConfig {
           + " body. A connection still sending its headers after this is closed; a body still"
           + " arriving is answered 408.";
 
+  public static final String FAILOVER_PEER_CHECK_CONFIG = "delay.failover.peer.check.ms";
+  private static final String FAILOVER_PEER_CHECK_DOC =
+      "How often each instance connects to the HTTP endpoints the others advertise. An instance"
+          + " whose endpoint refuses two connections in a row (its process is gone) is removed from"
+          + " the group at once, so that its tasks move within about a second of a kill -9 rather"
+          + " than after the session timeout, which a broker with default settings keeps at 6 s or"
+          + " more. Needs the HTTP endpoint (delay.http.port not 0), an advertised address the"
+          + " other instances reach, and static membership, which kdelay then sets up itself"
+          + " (group.instance.id, unless one is passed through). 0: off.";
+
   public static final String HTTP_TLS_KEYSTORE_FILE_CONFIG = "delay.http.tls.keystore.file";
   private static final String HTTP_TLS_KEYSTORE_FILE_DOC =
       "PKCS12 keystore with the private key and certificate chain the HTTP endpoints serve HTTPS"
@@ -221,6 +231,13 @@ public final class ServiceConfig extends AbstractConfig {
               atLeast(1),
               Importance.LOW,
               HTTP_READ_TIMEOUT_DOC)
+          .define(
+              FAILOVER_PEER_CHECK_CONFIG,
+              Type.LONG,
+              500L,
+              atLeast(0),
+              Importance.LOW,
+              FAILOVER_PEER_CHECK_DOC)
           .define(
               HTTP_TLS_KEYSTORE_FILE_CONFIG,
               Type.STRING,
@@ -355,6 +372,12 @@ public final class ServiceConfig extends AbstractConfig {
   /** How long a client may take to send a request's head, and then its body. */
   public Duration httpReadTimeout() {
     return Duration.ofMillis(getLong(HTTP_READ_TIMEOUT_CONFIG));
+  }
+
+  /** How often the other instances' endpoints are checked; empty if they are not. */
+  public Optional<Duration> failoverPeerCheck() {
+    long ms = getLong(FAILOVER_PEER_CHECK_CONFIG);
+    return ms == 0 || httpPort() == 0 ? Optional.empty() : Optional.of(Duration.ofMillis(ms));
   }
 
   /** The keystore the HTTP endpoints serve HTTPS with; empty for plain HTTP. */

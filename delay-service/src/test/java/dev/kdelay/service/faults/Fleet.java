@@ -49,7 +49,6 @@ final class Fleet implements AutoCloseable {
     env.put("DELAY_REQUESTS_TOPIC", requestsTopic);
     env.put("DELAY_DLQ_TOPIC", scenario.dlqTopic());
     env.put("DELAY_NUM_STANDBY_REPLICAS", Integer.toString(standbys));
-    env.put("DELAY_HTTP_PORT", "0");
     env.put("DELAY_TOPIC_PARTITIONS", Integer.toString(partitions));
     env.put("DELAY_TOPIC_REPLICATION_FACTOR", "1");
     env.put("DELAY_ROCKSDB_BLOCK_CACHE_BYTES", Integer.toString(16 << 20));

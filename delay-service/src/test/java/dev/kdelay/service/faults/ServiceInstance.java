@@ -10,7 +10,10 @@ import java.util.regex.Pattern;
 /**
  * One kdelay instance in its own JVM: {@code dev.kdelay.service.Main run}, configured the way an
  * operator does it, through {@code DELAY_*} environment variables. Its Kafka {@code client.id} is
- * its name, so that the consumer group shows which instance owns which partitions.
+ * its name, so that the consumer group shows which instance owns which partitions. It serves HTTP
+ * on a port of its own on loopback, as a deployment does, so that the instances find each other's
+ * endpoints (the admin API's forwarding, and the eviction of a gone peer); the port stays the same
+ * across restarts.
  */
 final class ServiceInstance {
 
@@ -49,6 +52,7 @@ final class ServiceInstance {
     Map<String, String> env = new HashMap<>(environment);
     env.put("DELAY_STATE_DIR", stateDir.toString());
     env.put("DELAY_KAFKA_CLIENT_ID", name);
+    env.putIfAbsent("DELAY_HTTP_PORT", Integer.toString(freePort()));
     this.jvm =
         new ChildJvm(
             name,
@@ -56,6 +60,14 @@ final class ServiceInstance {
             jvmOptions(logConfig),
             List.of("service", "run"),
             env);
+  }
+
+  private static int freePort() {
+    try (java.net.ServerSocket socket = new java.net.ServerSocket(0)) {
+      return socket.getLocalPort();
+    } catch (java.io.IOException e) {
+      throw new java.io.UncheckedIOException(e);
+    }
   }
 
   private static List<String> jvmOptions(Path logConfig) {

@@ -39,6 +39,10 @@ import org.junit.jupiter.api.extension.ExtendWith;
 class StandbyFailoverIT {
 
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(120);
+
+  /** What a survivor logs when it removes the killed instance from the group. */
+  private static final Pattern EVICTED = Pattern.compile("event=peer-evicted peer=\\S+");
+
   private static final Pattern RESTORED =
       Pattern.compile(
           "Finished restoring changelog (\\S+) to store \\S+ with a total number of (\\d+) records");
@@ -156,18 +160,21 @@ class StandbyFailoverIT {
     Verdict verdict = scenario.verify(Duration.ofMinutes(3));
     List<CommittedRecords.Received> fired = scenario.finished();
     long restored = 0;
+    List<String> evictions = new ArrayList<>();
     for (int i = 0; i < live.size(); i++) {
       if (live.get(i) != victim) {
         restored += restoredRecords(live.get(i), logOffsets.get(i));
+        evictions.addAll(live.get(i).jvm().linesMatching(EVICTED, logOffsets.get(i)));
       }
     }
     String figures =
         String.format(
-            "standbys=%d ballast=%d: kill -9 of %s; %s; %d changelog records restored by the new"
-                + " owner; %s",
+            "standbys=%d ballast=%d: kill -9 of %s; evicted from the group by a peer: %s; %s; %d"
+                + " changelog records restored by the new owner; %s",
             standbys,
             ballast,
             victim,
+            evictions.isEmpty() ? "no" : "yes",
             failover.describe(scenario.ledger(), fired),
             restored,
             verdict.summary());
@@ -175,6 +182,9 @@ class StandbyFailoverIT {
     scenario.report(scenario.abortedFires(fired));
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
     assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
+    // The survivors found the killed instance's endpoint refusing and evicted it, rather than
+    // waiting out its session.
+    assertThat(evictions).as("survivors' peer-evicted log lines").isNotEmpty();
     return figures;
   }
 
