@@ -4,12 +4,15 @@ import dev.kdelay.topology.LogValues;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;
+import java.net.NoRouteToHostException;
 import java.net.Socket;
+import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
@@ -49,13 +52,14 @@ import org.slf4j.LoggerFactory;
  * which names the endpoint it advertises, so that a peer can tell which members are the silent
  * instance's.
  *
- * <p>Only a refused connection counts. A connection that times out (a lost host, a network
- * partition between instances that both still reach Kafka) or a host that cannot be resolved is
- * left to the session timeout: evicting a live instance would only make it rejoin, and a probe that
- * cannot tell would do it again and again. For the same reason, when members evicted once come back
- * while their endpoint still refuses (they were alive, the address is not theirs from here: two
- * hosts advertising a loopback address), that endpoint is never evicted again. A stopped process
- * (SIGSTOP) still accepts connections, so it too waits out the session timeout.
+ * <p>Only a refused connection, a host with no route to it, or a name that no longer resolves count
+ * (see {@link #tcp}). A connection that times out (a lost machine, a network partition between
+ * instances that both still reach Kafka) is left to the session timeout: evicting a live instance
+ * would only make it rejoin, and a probe that cannot tell would do it again and again. For the same
+ * reason, when members evicted once come back while their endpoint still refuses (they were alive,
+ * the address is not theirs from here: two hosts advertising a loopback address), that endpoint is
+ * never evicted again. A stopped process (SIGSTOP) still accepts connections, so it too waits out
+ * the session timeout.
  */
 final class PeerEviction implements AutoCloseable {
 
@@ -138,18 +142,26 @@ final class PeerEviction implements AutoCloseable {
         + ".";
   }
 
-  /** A probe that connects over TCP, waiting at most {@code timeout}. */
+  /**
+   * A probe that connects over TCP, waiting at most {@code timeout}. Gone: the connection is
+   * refused (nothing listens on the port), there is no route to the host, or its name no longer
+   * resolves (a container or pod that is gone takes its address and its name with it). A connect
+   * that times out cannot tell.
+   */
   static Probe tcp(Duration timeout) {
     return peer -> {
       try (Socket socket = new Socket()) {
         socket.connect(
             new InetSocketAddress(peer.host(), peer.port()), Math.toIntExact(timeout.toMillis()));
         return false;
-      } catch (ConnectException e) {
-        // Refused. (Java reports a connect that timed out as SocketTimeoutException.)
+      } catch (NoRouteToHostException | UnknownHostException e) {
         return true;
+      } catch (ConnectException e) {
+        // Refused, or this machine has no network to reach it by ("Network is unreachable"),
+        // which says nothing of the peer. The text is the operating system's.
+        return String.valueOf(e.getMessage()).toLowerCase(Locale.ROOT).contains("refused");
       } catch (IOException | RuntimeException e) {
-        return false; // timed out, unresolvable, unreachable: cannot tell
+        return false; // timed out, or another failure: cannot tell
       }
     };
   }

@@ -133,7 +133,7 @@ class PeerEvictionIT {
   }
 
   @Test
-  void shouldTellARefusedPortFromOneThatCannotBeReached() throws Exception {
+  void shouldTellAGonePeerFromOneThatCannotBeTold() throws Exception {
     PeerEviction.Probe probe = PeerEviction.tcp(Duration.ofMillis(200));
     int closedPort;
     try (ServerSocket listening = new ServerSocket(0)) {
@@ -141,7 +141,30 @@ class PeerEvictionIT {
       closedPort = listening.getLocalPort();
     }
     assertThat(probe.refused(new HostInfo("127.0.0.1", closedPort))).isTrue();
-    assertThat(probe.refused(new HostInfo("no-such-host.invalid", 8080))).isFalse();
+    // a name that no longer resolves: a container or pod that is gone
+    assertThat(probe.refused(new HostInfo("no-such-host.invalid", 8080))).isTrue();
+    // a port that does not refuse is not gone, even one whose accept queue is full (the connect
+    // then succeeds or times out, depending on the kernel: either way it cannot tell)
+    try (ServerSocket full = new ServerSocket(0, 1)) {
+      List<java.net.Socket> queued = new ArrayList<>();
+      try {
+        for (int i = 0; i < 8; i++) {
+          java.net.Socket socket = new java.net.Socket();
+          queued.add(socket);
+          socket.connect(full.getLocalSocketAddress(), 100);
+        }
+      } catch (java.net.SocketTimeoutException expected) {
+        // the queue is full now
+      } finally {
+        assertThat(
+                PeerEviction.tcp(Duration.ofMillis(100))
+                    .refused(new HostInfo("127.0.0.1", full.getLocalPort())))
+            .isFalse();
+        for (java.net.Socket socket : queued) {
+          socket.close();
+        }
+      }
+    }
   }
 
   @Test
