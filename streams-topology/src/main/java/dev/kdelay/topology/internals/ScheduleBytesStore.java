@@ -25,6 +25,7 @@ import org.apache.kafka.streams.query.Position;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.FlushOptions;
+import org.rocksdb.Holder;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -122,11 +123,25 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     open = true;
   }
 
+  /**
+   * The entry stored for an id, or null.
+   *
+   * <p>Most lookups are for ids not stored yet (every new schedule). RocksJava's {@code get}
+   * reports a missing key by throwing and catching a C++ exception inside JNI, which cost more than
+   * the lookup itself. {@code keyMayExist} answers from the memtables, the Bloom filters and the
+   * block cache, never from disk and without that exception: "absent" is certain, so {@code get}
+   * runs only when the key may exist and its value was not found in memory on the way.
+   */
   @Override
   public synchronized byte[] get(byte[] id) {
     checkOpen();
+    byte[] key = StoreKeys.entry(id);
     try {
-      return db.get(StoreKeys.entry(id));
+      Holder<byte[]> inMemory = new Holder<>();
+      if (!db.keyMayExist(key, inMemory)) {
+        return null;
+      }
+      return inMemory.getValue() != null ? inMemory.getValue() : db.get(key);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("get failed in store " + name, e);
     }

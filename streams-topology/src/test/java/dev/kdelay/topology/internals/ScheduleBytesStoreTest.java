@@ -102,6 +102,28 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldReadEveryEntryWhetherInTheMemtableOrOnDiskAndNothingForAbsentOrDeletedIds() {
+    // given: entries flushed to a file, one of them replaced and one deleted since, one in the
+    // memtable only
+    for (int i = 0; i < 100; i++) {
+      write("flushed-" + i, null, scheduled(1_000 + i));
+    }
+    write("gone", null, scheduled(7));
+    store.commit(Map.of()); // persists the memtables (at least once, as opened here)
+    byte[] replaced = new ScheduleEntry(State.SCHEDULED, 9_000, 1, new byte[] {9}).toBytes();
+    store.write(bytes("flushed-3"), entry("flushed-3"), replaced);
+    store.write(bytes("gone"), entry("gone"), null);
+    write("fresh", null, scheduled(2_000));
+
+    // when / then
+    assertThat(entry("flushed-42")).isEqualTo(scheduled(1_042).toBytes());
+    assertThat(entry("flushed-3")).isEqualTo(replaced);
+    assertThat(entry("fresh")).isEqualTo(scheduled(2_000).toBytes());
+    assertThat(entry("gone")).isNull();
+    assertThat(entry("never-stored")).isNull();
+  }
+
+  @Test
   void shouldNotReportACancelledEntryAsNextDue() {
     // given: two entries, the earlier one known as next due after a scan
     schedule("a", 1_000);
