@@ -58,6 +58,15 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private static final Duration COUNT_INTERVAL = Duration.ofMillis(50);
 
   private final DelayConfig config;
+
+  /**
+   * Read once: the configuration's getters look the keys up (and build the reroute topic's name).
+   */
+  private final String requestsTopic;
+
+  private final String rerouteTopic;
+  private final int requestsPartitions;
+
   private final RequestParser parser;
   private final TargetTopics targetTopics;
   private final DelayMetrics metrics;
@@ -93,6 +102,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.targetTopics = targetTopics;
     this.metrics = metrics;
     this.config = config;
+    this.requestsTopic = config.requestsTopic();
+    this.rerouteTopic = config.rerouteTopic();
+    this.requestsPartitions = config.requestsPartitions();
     this.quarantine = quarantine;
     this.deliverability = Deliverability.of(config);
     this.check =
@@ -127,8 +139,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             config.misfireThresholdMs(),
             config.catchUpWindowMs());
     this.gauges = new PartitionState(context.taskId().partition());
-    this.fence =
-        new TaskFence(!atLeastOnce(context), config.rerouteTopic(), context.taskId().partition());
+    this.fence = new TaskFence(!atLeastOnce(context), rerouteTopic, context.taskId().partition());
     this.schedules =
         new Schedules(
             store,
@@ -342,7 +353,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private boolean fromRerouteTopic() {
     return context
         .recordMetadata()
-        .map(metadata -> config.rerouteTopic().equals(metadata.topic()))
+        .map(metadata -> rerouteTopic.equals(metadata.topic()))
         .orElse(false);
   }
 
@@ -442,9 +453,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private ScheduleEntry.Origin originOf(Record<byte[], byte[]> record) {
     Optional<RecordMetadata> metadata = context.recordMetadata();
     byte source = ScheduleEntry.Origin.NONE;
-    if (metadata.isPresent() && config.requestsTopic().equals(metadata.get().topic())) {
+    if (metadata.isPresent() && requestsTopic.equals(metadata.get().topic())) {
       source = ScheduleEntry.Origin.REQUESTS;
-    } else if (metadata.isPresent() && config.rerouteTopic().equals(metadata.get().topic())) {
+    } else if (metadata.isPresent() && rerouteTopic.equals(metadata.get().topic())) {
       source = ScheduleEntry.Origin.REROUTED;
     }
     return new ScheduleEntry.Origin(
@@ -466,14 +477,14 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
    * meet in one place, so it moves there.
    */
   private boolean misrouted(Record<byte[], byte[]> record) {
-    if (record.key() == null || config.requestsPartitions() <= 1) {
+    if (record.key() == null || requestsPartitions <= 1) {
       return false;
     }
     Optional<RecordMetadata> metadata = context.recordMetadata();
-    if (metadata.isEmpty() || !metadata.get().topic().equals(config.requestsTopic())) {
+    if (metadata.isEmpty() || !metadata.get().topic().equals(requestsTopic)) {
       return false;
     }
-    int owner = Utils.toPositive(Utils.murmur2(record.key())) % config.requestsPartitions();
+    int owner = Utils.toPositive(Utils.murmur2(record.key())) % requestsPartitions;
     return owner != metadata.get().partition();
   }
 
