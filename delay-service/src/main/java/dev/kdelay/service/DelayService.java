@@ -45,6 +45,7 @@ import org.apache.kafka.streams.CloseOptions;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.StreamsMetadata;
+import org.apache.kafka.streams.errors.StreamsException;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -407,7 +408,7 @@ public final class DelayService implements AutoCloseable {
       app.metadataForLocalThreads().stream()
           .flatMap(thread -> thread.activeTasks().stream())
           .forEach(task -> owned.add(task.taskId().partition()));
-    } catch (IllegalStateException e) {
+    } catch (IllegalStateException | StreamsException e) {
       // Not running or rebalancing: starting, or closing.
     }
     return owned;

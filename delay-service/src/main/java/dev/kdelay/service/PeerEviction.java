@@ -179,6 +179,7 @@ final class PeerEviction implements AutoCloseable {
       return; // Kafka Streams not running or rebalancing: no metadata to go by
     }
     current.remove(self);
+    current.removeIf(peer -> peer.port() < 0); // an instance that advertises no endpoint
     refusals.keySet().retainAll(current);
     for (HostInfo peer : current) {
       if (!probe.refused(peer)) {
