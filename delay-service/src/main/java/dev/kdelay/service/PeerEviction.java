@@ -44,26 +44,26 @@ import org.slf4j.LoggerFactory;
  * instances can tell sooner: each instance advertises its HTTP endpoint ({@code
  * application.server}), and a port that refuses connections on a host that answers means no process
  * listens there any more. Every {@code interval} each instance connects to the others' endpoints (a
- * TCP connect, nothing sent); a peer refused twice in a row is removed from the group by its {@code
- * group.instance.id} ({@link Admin#removeMembersFromConsumerGroup}), which starts the rebalance at
- * once. That needs static membership: kdelay gives each instance the id {@link #groupInstanceId},
- * which names the endpoint it advertises, so that a peer can tell which members are the silent
- * instance's.
+ * TCP connect, nothing sent); a peer found gone twice in a row is removed from the group by its
+ * {@code group.instance.id} ({@link Admin#removeMembersFromConsumerGroup}), which starts the
+ * rebalance at once. That needs static membership: kdelay gives each instance the id {@link
+ * #groupInstanceId}, which names the endpoint it advertises, so that a peer can tell which members
+ * are the silent instance's.
  *
  * <p>Only a refused connection, a host with no route to it, or a name that no longer resolves count
  * (see {@link #tcp}). A connection that times out (a lost machine, a network partition between
  * instances that both still reach Kafka) is left to the session timeout: evicting a live instance
  * would only make it rejoin, and a probe that cannot tell would do it again and again. For the same
- * reason, when members evicted once come back while their endpoint still refuses (they were alive,
- * the address is not theirs from here: two hosts advertising a loopback address), that endpoint is
- * never evicted again. A stopped process (SIGSTOP) still accepts connections, so it too waits out
- * the session timeout.
+ * reason, when members evicted once come back while their endpoint still looks gone (they were
+ * alive, the address is not theirs from here: two hosts advertising a loopback address), that
+ * endpoint is never evicted again. A stopped process (SIGSTOP) still accepts connections, so it too
+ * waits out the session timeout.
  */
 final class PeerEviction implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(PeerEviction.class);
 
-  /** How many refusals in a row make a peer gone. */
+  /** How many probes in a row must find a peer gone before it is evicted. */
   static final int REFUSALS = 2;
 
   private static final Pattern ILLEGAL = Pattern.compile("[^a-zA-Z0-9._-]");
@@ -71,7 +71,8 @@ final class PeerEviction implements AutoCloseable {
   /** Connects to a peer's endpoint. */
   interface Probe {
     /**
-     * @return true if the peer's host answered that nothing listens on the port
+     * @return true if the peer is gone: nothing listens on its port, or its address or name no
+     *     longer exists
      */
     boolean refused(HostInfo peer);
   }
@@ -170,7 +171,7 @@ final class PeerEviction implements AutoCloseable {
         this::checkOnce, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
   }
 
-  /** One round: probes every peer and evicts those refused {@link #REFUSALS} times in a row. */
+  /** One round: probes every peer and evicts those found gone {@link #REFUSALS} times in a row. */
   void checkOnce() {
     Set<HostInfo> current;
     try {
