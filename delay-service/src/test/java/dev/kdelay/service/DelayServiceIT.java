@@ -204,6 +204,58 @@ class DelayServiceIT {
   }
 
   @Test
+  void shouldHonourReplacementsReadInTheSameBatchAsTheOverdueSchedulesTheyReplace()
+      throws Exception {
+    // given: the service is down (as in an outage or a backlog) while each of many ids gets a
+    // schedule that will be overdue when read, and right behind it, before it was due, its
+    // replacement
+    int replaced = 300;
+    String target = createTopic(name + "-target", 1);
+    ServiceConfig config = config(1);
+    startService(config).close();
+    DelayClient client = client(Map.of());
+    Instant overdue = Instant.now().minusSeconds(1);
+    Instant due = Instant.now().plusSeconds(4);
+    List<CompletableFuture<RecordMetadata>> acks = new ArrayList<>();
+    for (int i = 0; i < replaced; i++) {
+      String id = "replaced-" + i;
+      acks.add(
+          client.schedule(
+              DelayedMessage.builder(id, target).fireAt(overdue).payload("doomed").build()));
+      acks.add(
+          client.schedule(DelayedMessage.builder(id, target).fireAt(due).payload("kept").build()));
+    }
+    acks.add(
+        client.schedule(
+            DelayedMessage.builder("sentinel", target)
+                .fireAt(due.plusMillis(500))
+                .payload("last")
+                .build()));
+    CompletableFuture.allOf(acks.toArray(new CompletableFuture<?>[0])).get(30, TimeUnit.SECONDS);
+
+    // when: the service reads them all at once
+    startService(config);
+
+    // then: every replacement was applied before its id fired, so only the replacements fire
+    List<Received> fired;
+    try (TargetTopicReader reader = new TargetTopicReader(bootstrapServers, target)) {
+      reader.pollUntil(received -> ids(received).contains("sentinel"), FIRE_TIMEOUT);
+      fired = reader.drainCommitted(FIRE_TIMEOUT);
+    }
+    Map<String, List<String>> payloadsById =
+        fired.stream()
+            .filter(received -> !"sentinel".equals(FiredTask.from(received.record()).id()))
+            .collect(
+                Collectors.groupingBy(
+                    received -> FiredTask.from(received.record()).id(),
+                    Collectors.mapping(
+                        received -> received.record().value(), Collectors.toList())));
+    assertThat(payloadsById)
+        .hasSize(replaced)
+        .allSatisfy((id, payloads) -> assertThat(payloads).as(id).containsExactly("kept"));
+  }
+
+  @Test
   void shouldNotFireWhenACancelMeetsAScheduleThatArrivedOnAnotherPartition() throws Exception {
     // given: a schedule sent by a client whose partitioner is not Kafka's murmur2
     int partitions = 4;

@@ -3,8 +3,11 @@ package dev.kdelay.topology;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;
 
+import dev.kdelay.topology.internals.PolledRequests;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Pattern;
@@ -721,7 +724,37 @@ public final class DelayConfig extends AbstractConfig {
         BoundedMemoryRocksDbConfig.WRITE_BUFFER_BYTES_CONFIG,
         getLong(ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
     props.putAll(kafkaProperties());
+    // Appended to the main consumer's interceptors that apply, which a prefixed key would replace.
+    List<String> interceptors = new ArrayList<>(mainConsumerInterceptors(props));
+    interceptors.add(PolledRequests.class.getName());
+    props.put(
+        StreamsConfig.mainConsumerPrefix(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG),
+        String.join(",", interceptors));
     return props;
+  }
+
+  /**
+   * The interceptors the main consumer would have from {@code props}: Kafka Streams lets {@code
+   * main.consumer.} win over {@code consumer.}, and that over the plain key.
+   */
+  private static List<String> mainConsumerInterceptors(Properties props) {
+    String key = ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG;
+    for (String name :
+        List.of(StreamsConfig.mainConsumerPrefix(key), StreamsConfig.consumerPrefix(key), key)) {
+      if (props.containsKey(name)) {
+        Object value = props.get(name);
+        List<?> classes =
+            value instanceof Class<?> one
+                ? List.of(one)
+                : (List<?>) ConfigDef.parseType(name, value, Type.LIST);
+        List<String> names = new ArrayList<>();
+        for (Object entry : classes) {
+          names.add(entry instanceof Class<?> type ? type.getName() : String.valueOf(entry));
+        }
+        return names;
+      }
+    }
+    return List.of();
   }
 
   private static void validateRegex(String name, Object value) {

@@ -2,6 +2,7 @@ package dev.kdelay.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.topology.internals.PolledRequests;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Properties;
@@ -75,6 +76,51 @@ class DelayConfigTest {
         .isEqualTo("3000");
     assertThat(config.getRestoreConsumerConfigs("r").get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG))
         .isEqualTo("200");
+  }
+
+  @Test
+  void shouldGiveOnlyTheMainConsumerTheInterceptorThatTellsFiresOfRequestsAlreadyRead() {
+    StreamsConfig config = new StreamsConfig(streams(Map.of()));
+
+    assertThat(interceptors(config.getMainConsumerConfigs("kdelay-test", "c", 0)))
+        .isEqualTo(PolledRequests.class.getName());
+    assertThat(config.getRestoreConsumerConfigs("r"))
+        .doesNotContainKey(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
+    assertThat(config.getProducerConfigs("p"))
+        .doesNotContainKey(ProducerConfig.INTERCEPTOR_CLASSES_CONFIG);
+  }
+
+  @Test
+  void shouldKeepTheMainConsumerInterceptorsAUserPassesThroughAndAddKdelaysLast() {
+    String key = ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG;
+    String ours = PolledRequests.class.getName();
+
+    // a plain key, a consumer-prefixed one, and the main consumer's own, each winning over the last
+    assertThat(interceptors(mainConsumer(Map.of(key, "com.example.A, com.example.B"))))
+        .isEqualTo("com.example.A,com.example.B," + ours);
+    assertThat(
+            interceptors(
+                mainConsumer(
+                    Map.of(
+                        key, "com.example.A", StreamsConfig.consumerPrefix(key), "com.example.C"))))
+        .isEqualTo("com.example.C," + ours);
+    assertThat(
+            interceptors(
+                mainConsumer(
+                    Map.of(
+                        StreamsConfig.consumerPrefix(key),
+                        "com.example.C",
+                        StreamsConfig.mainConsumerPrefix(key),
+                        "com.example.D"))))
+        .isEqualTo("com.example.D," + ours);
+  }
+
+  private static Map<String, Object> mainConsumer(Map<String, Object> overrides) {
+    return new StreamsConfig(streams(overrides)).getMainConsumerConfigs("kdelay-test", "c", 0);
+  }
+
+  private static Object interceptors(Map<String, Object> consumer) {
+    return consumer.get(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG);
   }
 
   private static Properties streams(Map<String, Object> overrides) {

@@ -3,6 +3,7 @@ package dev.kdelay.topology.internals;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.PartitionGauges;
 import java.util.List;
+import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 
@@ -28,6 +29,11 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * for on the same cadence as exactly once: asking at every punctuation made Kafka Streams commit in
  * every loop, halving the records it takes in per loop each time, and intake fell to a few hundred
  * requests a second.
+ *
+ * <p>An entry whose id has a request that was read and not yet applied (buffered by the consumer,
+ * see {@link PolledRequests}, or waiting aside for its target topic, see {@link TopicWaits}) stays
+ * due until that request is applied: requests apply in the order they were written, also when a
+ * schedule was overdue by the time it was read.
  *
  * <p>Exactly once: the fired record, the entry's change (its fired marker, or for cron the next
  * occurrence) are all in the same transaction, with the input offsets. A crash before the commit
@@ -55,6 +61,7 @@ final class FirePunctuator implements Punctuator {
   private final PartitionState gauges;
   private final FireSteps steps;
   private final TaskFence fence;
+  private final Predicate<String> unapplied;
 
   /**
    * At least once, while writes are held: the last entry handled. The next scan starts after it,
@@ -78,7 +85,8 @@ final class FirePunctuator implements Punctuator {
       DelayMetrics metrics,
       PartitionState gauges,
       FireSteps steps,
-      TaskFence fence) {
+      TaskFence fence,
+      Predicate<String> unapplied) {
     this.context = context;
     this.store = store;
     this.schedules = schedules;
@@ -89,6 +97,7 @@ final class FirePunctuator implements Punctuator {
     this.gauges = gauges;
     this.steps = steps;
     this.fence = fence;
+    this.unapplied = unapplied;
   }
 
   @Override
@@ -139,6 +148,9 @@ final class FirePunctuator implements Punctuator {
     for (ScheduleStore.Due due : batch) {
       if (held > 0 && schedules.isHeld(due.stored().id())) {
         continue; // a trigger's fire, made by a request; its write waits for the commit
+      }
+      if (unapplied.test(due.stored().id())) {
+        continue; // a request for this id was read and applies first
       }
       lastDue = due.dueMs();
       try {

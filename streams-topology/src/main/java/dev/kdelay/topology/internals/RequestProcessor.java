@@ -17,6 +17,7 @@ import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Optional;
+import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -75,6 +76,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final DeliveryCheck check;
   private TopicWaits waits;
   private ProcessorContext<Object, Object> context;
+  private TopicPartition requestsPartition;
+  private TopicPartition reroutePartition;
   private DeadLetters deadLetters;
   private Delivery delivery;
   private FireCommits commits;
@@ -121,6 +124,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
+    this.requestsPartition = new TopicPartition(requestsTopic, context.taskId().partition());
+    this.reroutePartition = new TopicPartition(rerouteTopic, context.taskId().partition());
+    forgetPolled();
     // Anew at every start: a copy whose transaction aborted never comes back.
     this.waits = new TopicWaits(config.targetTopicsLookupTimeout().toMillis());
     this.deadLetters =
@@ -167,7 +173,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             metrics,
             gauges,
             new FireSteps(quarantine, config.maxFiresPerPunctuation()),
-            fence));
+            fence,
+            id -> waits.hasWaiting(id) || PolledRequests.ofThisThread().hasRequestFor(id)));
     if (!gauges.countSome(store.bytes(), COUNT_STEP)) {
       counting =
           context.schedule(
@@ -196,10 +203,23 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     if (gauges != null) {
       metrics.partitionClosed(gauges);
     }
+    if (requestsPartition != null) {
+      forgetPolled();
+    }
+  }
+
+  /** Records of this task read before it (re)started, or left when it closes, are not its own. */
+  private void forgetPolled() {
+    PolledRequests.Buffer polled = PolledRequests.ofThisThread();
+    polled.forget(requestsPartition);
+    polled.forget(reroutePartition);
   }
 
   @Override
   public void process(Record<byte[], byte[]> record) {
+    context
+        .recordMetadata()
+        .ifPresent(m -> PolledRequests.ofThisThread().processed(inputPartition(m), m.offset()));
     long now = context.currentSystemTimeMs();
     TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), fromRerouteTopic());
     if (record.headers().lastHeader(TopicWaits.HEADER) != null) {
@@ -348,6 +368,19 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         .recordMetadata()
         .map(m -> m.topic() + "-" + m.partition() + "@" + m.offset())
         .orElse("t" + now + "-" + System.nanoTime());
+  }
+
+  /** The input partition a record was read from; the task's own two are kept. */
+  private TopicPartition inputPartition(RecordMetadata metadata) {
+    if (metadata.partition() == requestsPartition.partition()) {
+      if (requestsTopic.equals(metadata.topic())) {
+        return requestsPartition;
+      }
+      if (rerouteTopic.equals(metadata.topic())) {
+        return reroutePartition;
+      }
+    }
+    return new TopicPartition(metadata.topic(), metadata.partition());
   }
 
   private boolean fromRerouteTopic() {

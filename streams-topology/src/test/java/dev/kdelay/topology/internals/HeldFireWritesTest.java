@@ -147,7 +147,8 @@ class HeldFireWritesTest {
                   DelayMetrics.NOOP,
                   new PartitionState(0),
                   new FireSteps(noRefusals(), 10),
-                  new TaskFence(false, "reroute", 0));
+                  new TaskFence(false, "reroute", 0),
+                  id -> false);
 
           // when: replaced by one that is due already
           assertThat(apply(Action.SCHEDULE, now + 1, schedule(now - 1))).isEmpty();
@@ -220,7 +221,8 @@ class HeldFireWritesTest {
                   DelayMetrics.NOOP,
                   new PartitionState(0),
                   new FireSteps(noRefusals(), 3),
-                  new TaskFence(false, "reroute", 0));
+                  new TaskFence(false, "reroute", 0),
+                  id -> false);
           punctuator[0].punctuate(now);
           assertThat(schedules.heldCount()).isEqualTo(1);
 

@@ -1,0 +1,115 @@
+package dev.kdelay.topology.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.ConsumerRecords;
+import org.apache.kafka.common.TopicPartition;
+import org.junit.jupiter.api.Test;
+
+/** What a stream thread read and has not processed, as its fires ask about it. */
+class PolledRequestsTest {
+
+  private static final TopicPartition REQUESTS = new TopicPartition("requests", 0);
+  private static final TopicPartition REROUTED = new TopicPartition("requests-rerouted", 0);
+
+  private final PolledRequests.Buffer buffer = new PolledRequests.Buffer();
+
+  @Test
+  void shouldTellAnIdReadUntilItsOffsetIsProcessed() {
+    buffer.polled(poll(REQUESTS, 10, "a", "b", "a"), 0);
+
+    assertThat(buffer.hasRequestFor("a")).isTrue();
+    assertThat(buffer.hasRequestFor("b")).isTrue();
+    assertThat(buffer.hasRequestFor("c")).isFalse();
+
+    buffer.processed(REQUESTS, 10);
+    assertThat(buffer.hasRequestFor("a")).as("its second request is still unread").isTrue();
+    buffer.processed(REQUESTS, 11);
+    assertThat(buffer.hasRequestFor("b")).isFalse();
+    assertThat(buffer.hasRequestFor("a")).isTrue();
+    buffer.processed(REQUESTS, 12);
+    assertThat(buffer.hasRequestFor("a")).isFalse();
+    assertThat(buffer.size()).isZero();
+  }
+
+  @Test
+  void shouldKeepThePartitionsApart() {
+    buffer.polled(poll(REQUESTS, 5, "a"), 0);
+    buffer.polled(poll(REROUTED, 5, "a"), 0);
+
+    buffer.processed(REQUESTS, 5);
+
+    assertThat(buffer.hasRequestFor("a")).as("its copy on the reroute topic").isTrue();
+    buffer.processed(REROUTED, 7);
+    assertThat(buffer.hasRequestFor("a")).isFalse();
+  }
+
+  @Test
+  void shouldForgetWhatWasThrownAwayWhenAPartitionIsReadAgainFromAnEarlierOffset() {
+    buffer.polled(poll(REQUESTS, 0, "a", "b", "c"), 0);
+
+    // when: an aborted transaction rewinds the consumer to offset 1
+    buffer.polled(poll(REQUESTS, 1, "b"), 0);
+
+    // then: c (offset 2) was thrown away and b is noted once
+    assertThat(buffer.hasRequestFor("c")).isFalse();
+    assertThat(buffer.size()).isEqualTo(2);
+    buffer.processed(REQUESTS, 1);
+    assertThat(buffer.hasRequestFor("b")).isFalse();
+  }
+
+  @Test
+  void shouldForgetAClosedTasksPartitionAndRecordsNeverProcessed() {
+    buffer.polled(poll(REQUESTS, 0, "a"), 0);
+    buffer.polled(poll(REROUTED, 0, "b"), 5);
+
+    buffer.forget(REQUESTS);
+    assertThat(buffer.hasRequestFor("a")).isFalse();
+
+    buffer.expire(5 + PolledRequests.STALE_NANOS);
+    assertThat(buffer.hasRequestFor("b")).as("not stale yet").isTrue();
+    buffer.expire(6 + PolledRequests.STALE_NANOS);
+    assertThat(buffer.hasRequestFor("b")).isFalse();
+    assertThat(buffer.size()).isZero();
+  }
+
+  @Test
+  void shouldNoteThroughTheInterceptorOnTheThreadThatPolls() throws Exception {
+    PolledRequests interceptor = new PolledRequests();
+    ConsumerRecords<byte[], byte[]> records = poll(REQUESTS, 0, "mine");
+
+    assertThat(interceptor.onConsume(records)).isSameAs(records);
+
+    assertThat(PolledRequests.ofThisThread().hasRequestFor("mine")).isTrue();
+    boolean[] seenElsewhere = new boolean[1];
+    Thread other =
+        new Thread(() -> seenElsewhere[0] = PolledRequests.ofThisThread().hasRequestFor("mine"));
+    other.start();
+    other.join();
+    assertThat(seenElsewhere[0]).isFalse();
+    PolledRequests.ofThisThread().forget(REQUESTS);
+  }
+
+  private static ConsumerRecords<byte[], byte[]> poll(
+      TopicPartition partition, long firstOffset, String... keys) {
+    List<ConsumerRecord<byte[], byte[]>> records = new ArrayList<>();
+    for (int i = 0; i < keys.length; i++) {
+      records.add(
+          new ConsumerRecord<>(
+              partition.topic(),
+              partition.partition(),
+              firstOffset + i,
+              keys[i].getBytes(StandardCharsets.UTF_8),
+              new byte[0]));
+    }
+    Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
+    byPartition.put(partition, records);
+    return new ConsumerRecords<>(byPartition, Map.of());
+  }
+}
