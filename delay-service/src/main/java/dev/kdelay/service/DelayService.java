@@ -38,6 +38,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicBoolean;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -86,6 +87,13 @@ public final class DelayService implements AutoCloseable {
   private final ServiceMetrics metrics =
       new ServiceMetrics(Clock.systemUTC(), restoreProgress::count);
   private final CompletableFuture<Void> running = new CompletableFuture<>();
+
+  /** Whether this JVM's fire path was warmed: compiled code is the JVM's, not an instance's. */
+  private static final AtomicBoolean jvmWarmed = new AtomicBoolean();
+
+  /** Until the warm-up ended, the instance is not ready. */
+  private volatile boolean warming;
+
   private final CompletableFuture<KafkaStreams.State> terminated = new CompletableFuture<>();
 
   // Guarded by this: what start() has created so far, and whether close() has begun.
@@ -140,7 +148,9 @@ public final class DelayService implements AutoCloseable {
       startBroker();
       // Outside the lock: a close() meanwhile must not wait for an unreachable Kafka.
       ServiceConfig ready = withRequestsPartitions(currentConfig());
+      warming = ready.warmupTasks() > 0 && !jvmWarmed.get();
       startStreams(ready);
+      warmUp(ready);
       awaitRunning(timeout);
     } catch (RuntimeException e) {
       close();
@@ -422,7 +432,7 @@ public final class DelayService implements AutoCloseable {
     producer.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, (int) HTTP_CALL_TIMEOUT.toMillis());
     requestClient = DelayClient.create(producer, ready.requestsTopic());
     KafkaStreams app = streams;
-    Health health = new Health(() -> Optional.of(app.state()), restoreProgress);
+    Health health = new Health(() -> Optional.of(app.state()), restoreProgress, () -> warming);
     peers =
         new Peers(
             HTTP_CALL_TIMEOUT, httpAccess.peerToken(), httpsKeys.map(HttpsKeys::clientContext));
@@ -490,6 +500,23 @@ public final class DelayService implements AutoCloseable {
               + " delay.http.advertised.host\"",
           LogValues.quote(e));
       return "localhost";
+    }
+  }
+
+  /**
+   * Runs synthetic tasks through the fire path ({@link FirePathWarmup}), once per JVM, while Kafka
+   * Streams joins the group and restores. A warm-up that fails costs speed only: it is logged.
+   */
+  private void warmUp(ServiceConfig ready) {
+    try {
+      if (warming && jvmWarmed.compareAndSet(false, true)) {
+        FirePathWarmup.Result warmed = FirePathWarmup.run(ready.delay(), ready.warmupTasks());
+        log.info("event=warmed-up tasks={} took_ms={}", warmed.fired(), warmed.took().toMillis());
+      }
+    } catch (RuntimeException | LinkageError e) {
+      log.warn("event=warm-up-failed error={}", LogValues.quote(e));
+    } finally {
+      warming = false;
     }
   }
 

@@ -7,6 +7,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.BooleanSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.streams.KafkaStreams.State;
 
@@ -17,8 +18,8 @@ import org.apache.kafka.streams.KafkaStreams.State;
  *   <li><b>live</b>: the process is worth keeping: Kafka Streams has not failed for good ({@code
  *       ERROR}, {@code PENDING_ERROR}) or stopped ({@code NOT_RUNNING}). A rebalance or a long
  *       restoration is alive.
- *   <li><b>ready</b>: the instance does its share of the work: Kafka Streams is {@code RUNNING} and
- *       no state store is being restored from its changelog.
+ *   <li><b>ready</b>: the instance does its share of the work: Kafka Streams is {@code RUNNING}, no
+ *       state store is being restored from its changelog, and the fire path is warmed up.
  * </ul>
  *
  * <p>Both answer 200 with {@code "status": "UP"}, or 503 with {@code "status": "DOWN"} and the
@@ -31,10 +32,19 @@ public final class Health {
 
   private final Supplier<Optional<State>> state;
   private final RestoreProgress restore;
+  private final BooleanSupplier warming;
 
   public Health(Supplier<Optional<State>> state, RestoreProgress restore) {
+    this(state, restore, () -> false);
+  }
+
+  /**
+   * @param warming whether the instance still warms its fire path (not ready until it is done)
+   */
+  public Health(Supplier<Optional<State>> state, RestoreProgress restore, BooleanSupplier warming) {
     this.state = state;
     this.restore = restore;
+    this.warming = warming;
   }
 
   ApiResponse live() {
@@ -54,6 +64,10 @@ public final class Health {
     List<RestoreProgress.Restoring> restoring = restore.restoring();
     if (!restoring.isEmpty()) {
       return down(now, restoring.size() + " state store partitions are being restored", restoring);
+    }
+    if (warming.getAsBoolean()) {
+      return down(
+          now, "warming up: synthetic tasks run through the fire path (delay.warmup.tasks)");
     }
     return up(now);
   }

@@ -12,7 +12,8 @@ class HealthTest {
 
   private final RestoreProgress restore = new RestoreProgress();
   private State state = State.RUNNING;
-  private final Health health = new Health(() -> Optional.of(state), restore);
+  private boolean warming;
+  private final Health health = new Health(() -> Optional.of(state), restore, () -> warming);
 
   @Test
   void shouldBeLiveAndReadyWhenRunningWithNothingToRestore() {
@@ -47,6 +48,17 @@ class HealthTest {
 
     // and when it ends
     restore.onRestoreEnd(changelog, "delay-tasks", 1_000);
+    assertThat(health.ready().status()).isEqualTo(200);
+  }
+
+  @Test
+  void shouldBeLiveButNotReadyWhileTheFirePathWarmsUp() {
+    warming = true;
+    assertThat(health.live().status()).isEqualTo(200);
+    assertThat(health.ready().status()).isEqualTo(503);
+    assertThat(health.ready().bodyText()).contains("warming up");
+
+    warming = false;
     assertThat(health.ready().status()).isEqualTo(200);
   }
 
