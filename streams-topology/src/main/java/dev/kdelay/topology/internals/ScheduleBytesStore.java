@@ -51,6 +51,10 @@ import org.rocksdb.WriteOptions;
  * (see {@link ChangeLoggingScheduleBytesStore} for how the changelog forgets them). This layer logs
  * nothing; it reads the changelog only when restoring.
  *
+ * <p>A punctuation's fires write their entries in one write batch ({@link #beginWriteBatch}): one
+ * call into RocksDB per batch of fires instead of one per fire. Every read first makes the writes
+ * collected so far, so that no reader, interactive queries included, sees the store without them.
+ *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
  * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint.
  *
@@ -76,6 +80,11 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   private boolean flushOnCommit = true;
   private long readBytes;
   private final IndexBounds bounds = new IndexBounds();
+
+  /**
+   * Writes collected since {@link #beginWriteBatch}, not made yet; null when each write is made.
+   */
+  private StagedWrites batched;
 
   ScheduleBytesStore(String name) {
     this.name = name;
@@ -135,6 +144,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] get(byte[] id) {
     checkOpen();
+    makeBatched();
     byte[] key = StoreKeys.entry(id);
     try {
       Holder<byte[]> inMemory = new Holder<>();
@@ -158,14 +168,45 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
-    StagedWrites writes = new StagedWrites();
-    stage(writes, id, StoreKeys.indexOf(id, previous), next);
+    if (batched != null) {
+      stage(batched, id, StoreKeys.indexOf(id, previous), next);
+    } else {
+      StagedWrites writes = new StagedWrites();
+      stage(writes, id, StoreKeys.indexOf(id, previous), next);
+      make(writes);
+    }
+    notePosition();
+  }
+
+  @Override
+  public synchronized void beginWriteBatch() {
+    checkOpen();
+    if (batched == null) {
+      batched = new StagedWrites();
+    }
+  }
+
+  @Override
+  public synchronized void endWriteBatch() {
+    makeBatched();
+    batched = null;
+  }
+
+  /** Makes the writes collected so far, if any; the batch stays open. */
+  private void makeBatched() {
+    if (batched != null && !batched.isEmpty()) {
+      StagedWrites writes = batched;
+      batched = new StagedWrites();
+      make(writes);
+    }
+  }
+
+  private void make(StagedWrites writes) {
     try (WriteBatch batch = writes.toWriteBatch()) {
       db.write(writeOptions, batch);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("write failed in store " + name, e);
     }
-    notePosition();
   }
 
   /** Stages an id's new entry: {@code oldIndex}, the replaced entry's index key, goes (if any). */
@@ -209,6 +250,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
 
   private synchronized void refreshNextDue() {
     checkOpen();
+    makeBatched();
     try (RocksIterator scan = db.newIterator()) {
       bounds.nextDueRead(firstIndexed(scan, bounds.dueFrom(), StoreKeys.DUE));
     }
@@ -234,6 +276,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     checkOpen();
+    makeBatched();
     byte[] dueFrom = bounds.dueFrom();
     DueScan found = new DueScan(db, nowMs, maxCount, maxBytes);
     try (RocksIterator scan = db.newIterator()) {
@@ -282,6 +325,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized int sweep(long nowMs, int max) {
     checkOpen();
+    makeBatched();
     if (!bounds.mayHaveExpired(nowMs)) {
       return 0;
     }
@@ -334,6 +378,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
     checkOpen();
+    makeBatched();
     List<Due> listed = new ArrayList<>();
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, dueBeforeMs);
     byte[] start = StoreKeys.before(from, bounds.dueFrom()) ? bounds.dueFrom() : from;
@@ -364,6 +409,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] scanEntries(byte[] afterId, int max, EntryVisitor visitor) {
     checkOpen();
+    makeBatched();
     byte[] last = null;
     byte[] bound = {StoreKeys.DUE};
     try (RocksIterator scan = db.newIterator()) {
@@ -395,6 +441,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
       positions.add(ScheduleChangelog.replaced(record));
     }
     synchronized (this) {
+      makeBatched();
       try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
@@ -483,6 +530,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   /** RocksDB's estimate of the keys held: entries and index keys. */
   public synchronized long approximateNumKeys() {
     checkOpen();
+    makeBatched();
     try {
       return db.getLongProperty("rocksdb.estimate-num-keys");
     } catch (RocksDBException e) {
@@ -499,6 +547,9 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized void commit(Map<TopicPartition, Long> changelogOffsets) {
+    if (open) {
+      makeBatched();
+    }
     if (flushOnCommit && open) {
       persistMemtables();
     }
@@ -519,8 +570,10 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     }
     open = false;
     try {
+      makeBatched(); // the writes a caller made, as if each had been made at once
       persistMemtables(); // before Kafka Streams writes the checkpoint naming the changelog offset
     } finally {
+      batched = null;
       db.close();
       if (configSetter != null) {
         configSetter.close(name, options);

@@ -437,6 +437,33 @@ class ScheduleBytesStoreTest {
     assertThat(seen).containsExactly("a", "b", "c");
   }
 
+  @Test
+  void shouldMakeBatchedWritesAtTheEndOfTheBatchOrBeforeAnyRead() throws Exception {
+    // given: two due entries, fired in one write batch
+    schedule("a", 10);
+    schedule("b", 20);
+    store.beginWriteBatch();
+    byte[] marker =
+        ScheduleEntry.marker(State.FIRED, 5_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes();
+    store.write(bytes("a"), entry("a"), marker);
+
+    // then: RocksDB has not seen the write yet, but a read of the store does
+    assertThat(store.db().get(StoreKeys.entry(bytes("a")))).isEqualTo(scheduled(10).toBytes());
+    assertThat(entry("a")).isEqualTo(marker);
+
+    // when: more writes in the same batch, then the batch ends
+    store.write(bytes("b"), entry("b"), null);
+    assertThat(store.db().get(StoreKeys.entry(bytes("b")))).isNotNull();
+    store.endWriteBatch();
+
+    // then: all made, with their index keys, and writes are made at once again
+    assertThat(store.db().get(StoreKeys.entry(bytes("b")))).isNull();
+    assertThat(store.due(1_000, 100, Long.MAX_VALUE)).isEmpty();
+    assertThat(indexKeys()).extracting(key -> key[0]).containsExactly(StoreKeys.EXPIRY);
+    schedule("c", 30);
+    assertThat(store.db().get(StoreKeys.entry(bytes("c")))).isEqualTo(scheduled(30).toBytes());
+  }
+
   private void schedule(String id, long dueMs) {
     write(id, entry(id), new ScheduleEntry(State.SCHEDULED, dueMs, 0, TASK));
   }
