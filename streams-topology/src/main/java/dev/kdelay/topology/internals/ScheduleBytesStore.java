@@ -42,10 +42,11 @@ import org.rocksdb.WriteOptions;
  *
  * <p>The due scan returns a batch bounded in count and bytes and closes its iterator before the
  * caller fires anything; the caller writes the store afterwards. Nothing writes into an open scan.
- * Fired entries leave tombstones at the start of the due index; a scan starts where the previous
- * scan found its first key (lower if something was written below that since), so it steps over at
- * most one batch of them. What the store keeps in memory of its indexes is an {@link IndexBounds};
- * one scan of the due index is a {@link DueScan}.
+ * Fired entries leave tombstones at the start of the due index; a scan starts past the previous
+ * scan's batch once each entry of it was written, otherwise where that scan found its first key
+ * (lower if something was written below since), so it steps over at most one batch of them, and
+ * under a steady backlog none ({@link IndexBounds}). What the store keeps in memory of its indexes
+ * is an {@link IndexBounds}; one scan of the due index is a {@link DueScan}.
  *
  * <p>Markers (cancelled and fired ids) expire by {@link #sweep}: a local delete, never changelogged
  * (see {@link ChangeLoggingScheduleBytesStore} for how the changelog forgets them). This layer logs
@@ -285,7 +286,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
           after == null || StoreKeys.before(after, dueFrom) ? dueFrom : StoreKeys.successor(after));
       long next = found.more() ? nowMs : firstIndexed(scan, found.bound(), StoreKeys.DUE);
       if (after == null) {
-        bounds.dueScanned(found.firstOrBound(), next);
+        bounds.dueScanned(found.firstOrBound(), next, found.taken());
       } else {
         bounds.dueScannedAfterHeld(next, found.more());
       }
