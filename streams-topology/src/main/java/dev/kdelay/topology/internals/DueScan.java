@@ -32,6 +32,7 @@ final class DueScan {
   private final long maxBytes;
   private final List<Due> batch = new ArrayList<>();
   private final List<byte[]> stale = new ArrayList<>();
+  private final List<byte[]> taken = new ArrayList<>();
   private byte[] first;
   private boolean more;
   private long bytes;
@@ -101,6 +102,7 @@ final class DueScan {
       return;
     }
     batch.add(new Due(id, StoreKeys.timeOfIndex(key), entry));
+    taken.add(key);
     bytes += entry.length;
   }
 
@@ -124,6 +126,11 @@ final class DueScan {
   /** The entries found, in due order. */
   List<Due> batch() {
     return batch;
+  }
+
+  /** The index keys of the entries found, in key order. */
+  List<byte[]> taken() {
+    return taken;
   }
 
   /** Index keys found stale, to delete. */

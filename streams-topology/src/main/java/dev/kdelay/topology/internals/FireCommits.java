@@ -37,6 +37,15 @@ import org.apache.kafka.streams.processor.api.ProcessingContext;
  * which carries more fires per transaction and drains the backlog sooner. It goes back to the short
  * interval as soon as a commit passes without such a fire.
  *
+ * <p>Kafka Streams commits every {@code commit.interval.ms} anyway, counted from its own last such
+ * commit: a commit asked for does not move that clock ({@code StreamThread.maybeCommit}, Kafka
+ * Streams 4.3). So an interval at or above the regular one asks for nothing: the regular commit
+ * carries the fires as soon. Asking as well added a commit out of phase with the regular one: a
+ * thread that was behind committed in pairs, a full transaction and a nearly empty one right after
+ * it, twice the transactions (and their markers on every partition) of what it fired. Until the
+ * thread has seen a commit, it still asks: Kafka Streams' first regular commit may run before the
+ * thread has any task, so the first one that carries fires comes a whole interval later.
+ *
  * <p>Fires are noted one by one ({@link #fired}); the commit is asked for once per punctuation and
  * after a trigger request ({@link #maybeRequest}). A commit includes every fire made before it
  * began, also those made after it was asked for: they need no commit of their own. So each commit
@@ -62,6 +71,7 @@ final class FireCommits {
 
   private final long minIntervalMs;
   private final long backlogIntervalMs;
+  private final long regularIntervalMs;
   private final int maxFiresPerCommit;
 
   /** Fires of this task's punctuations in the thread's transaction that began at shareCommits. */
@@ -79,11 +89,15 @@ final class FireCommits {
   /**
    * @param minIntervalMs the least work time between the end of a commit and the next request
    * @param backlogIntervalMs the same while the thread is behind; at least {@code minIntervalMs}
+   * @param regularIntervalMs how often Kafka Streams commits on its own ({@code
+   *     commit.interval.ms}): an interval at or above it asks for no commit
    * @param maxFiresPerCommit the most fires of punctuations one transaction of the thread carries
    */
-  FireCommits(long minIntervalMs, long backlogIntervalMs, int maxFiresPerCommit) {
+  FireCommits(
+      long minIntervalMs, long backlogIntervalMs, long regularIntervalMs, int maxFiresPerCommit) {
     this.minIntervalMs = minIntervalMs;
     this.backlogIntervalMs = Math.max(minIntervalMs, backlogIntervalMs);
+    this.regularIntervalMs = regularIntervalMs;
     this.maxFiresPerCommit = Math.max(1, maxFiresPerCommit);
   }
 
@@ -163,7 +177,10 @@ final class FireCommits {
     }
   }
 
-  /** Asks for a commit of earlier fires once the interval allows; cheap when nothing is pending. */
+  /**
+   * Asks for a commit of earlier fires once the interval allows, unless the regular commit comes as
+   * soon; cheap when nothing is pending.
+   */
   void maybeRequest(ProcessingContext context, long nowMs) {
     ThreadState thread = THREAD.get();
     if (thread.committing) {
@@ -176,6 +193,13 @@ final class FireCommits {
       return;
     }
     long interval = thread.behindSince == thread.commits ? backlogIntervalMs : minIntervalMs;
+    if (interval >= regularIntervalMs && thread.commits > 0) {
+      // The regular commit comes as soon, and a request would not move its clock. Not before this
+      // thread saw a commit: Kafka Streams' first regular commit may run before the thread has any
+      // task (its clock then starts with nothing committed), so the first that includes the tasks
+      // comes a whole interval later, and only a request commits the first fires before that.
+      return;
+    }
     if (nowMs - thread.lastCommitEndMs >= interval) {
       context.commit();
       thread.lastCommitEndMs = nowMs; // until the commit is seen to end

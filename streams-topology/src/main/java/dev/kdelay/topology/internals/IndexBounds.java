@@ -1,5 +1,10 @@
 package dev.kdelay.topology.internals;
 
+import java.util.HashSet;
+import java.util.List;
+import java.util.Set;
+import org.apache.kafka.common.utils.Bytes;
+
 /**
  * What the schedule store keeps in memory of its two indexes (layout in {@link StoreKeys}), so that
  * a punctuation with nothing due, or no marker expired, touches no disk, and a scan steps over no
@@ -10,9 +15,17 @@ package dev.kdelay.topology.internals;
  *   <li>the index key each scan starts from: no live key of its index lies below it.
  * </ul>
  *
- * <p>Writes lower the bounds ({@link #added}); scans raise them to what they found. A bound starts
- * at the lowest value, so the first punctuation scans. Removing the index key a due bound came from
- * leaves it loose ({@link #nextDueMayBeGone}): still a lower bound, but no longer a due time.
+ * <p>Writes lower the bounds ({@link #added}); scans raise them to what they found. A due scan
+ * starts where the previous one found its first key, unless every entry of the previous batch has
+ * been written since (fired, its due key deleted): then past that batch, so that it does not step
+ * over the batch's tombstones again. Why that skips nothing live: when the scan ends, the live due
+ * keys below the one after its last are exactly those of its batch (it visited every key from its
+ * start, and deleted the stale ones it met); a key written below that point since lowers the point
+ * ({@link #added}); so once every key of the batch is deleted ({@link #removed}), none live is left
+ * below it. A batch of which any entry is never written (a failed thread) keeps the start where it
+ * was. A bound starts at the lowest value, so the first punctuation scans. Removing the index key a
+ * due bound came from leaves it loose ({@link #nextDueMayBeGone}): still a lower bound, but no
+ * longer a due time.
  *
  * <p>Changed by the store's writer under the store's lock; {@link #dueFrom} is read by listings
  * too, under the same lock.
@@ -25,6 +38,12 @@ final class IndexBounds {
   private byte[] expiryFrom = StoreKeys.indexPrefix(StoreKeys.EXPIRY, Long.MIN_VALUE);
   private boolean nextDueMayBeGone;
 
+  /** Due keys of the last scan's batch not deleted yet; while any is, scans start at dueFrom. */
+  private final Set<Bytes> batchLeft = new HashSet<>();
+
+  /** Where scans start once batchLeft is empty; null when no batch is pending. */
+  private byte[] afterBatch;
+
   /** An index key was written: the bounds of its index go no higher than it. */
   void added(byte[] key) {
     long time = StoreKeys.timeOfIndex(key);
@@ -32,6 +51,9 @@ final class IndexBounds {
       nextDue = Math.min(nextDue, time);
       if (StoreKeys.before(key, dueFrom)) {
         dueFrom = key;
+      }
+      if (afterBatch != null && StoreKeys.before(key, afterBatch)) {
+        afterBatch = key;
       }
     } else {
       nextExpiry = Math.min(nextExpiry, time);
@@ -43,8 +65,17 @@ final class IndexBounds {
 
   /** An index key was deleted: a cancel or trigger that took the earliest due leaves it loose. */
   void removed(byte[] key) {
-    if (key[0] == StoreKeys.DUE && StoreKeys.timeOfIndex(key) == nextDue) {
+    if (key[0] != StoreKeys.DUE) {
+      return;
+    }
+    if (StoreKeys.timeOfIndex(key) == nextDue) {
       nextDueMayBeGone = true;
+    }
+    if (afterBatch != null && batchLeft.remove(Bytes.wrap(key)) && batchLeft.isEmpty()) {
+      if (StoreKeys.before(dueFrom, afterBatch)) {
+        dueFrom = afterBatch;
+      }
+      afterBatch = null;
     }
   }
 
@@ -84,10 +115,19 @@ final class IndexBounds {
    * @param first the first live key it found, where the next scan starts; or, if it found none, the
    *     scan's bound (nothing below it is left)
    * @param next the earliest due time left: the scan's time if it stopped at a bound with more due
+   * @param batch the due keys of the entries it returned, in key order
    */
-  void dueScanned(byte[] first, long next) {
+  void dueScanned(byte[] first, long next, List<byte[]> batch) {
     dueFrom = first;
     nextDue = next;
+    batchLeft.clear();
+    afterBatch = null;
+    if (!batch.isEmpty()) {
+      for (byte[] key : batch) {
+        batchLeft.add(Bytes.wrap(key));
+      }
+      afterBatch = StoreKeys.successor(batch.get(batch.size() - 1));
+    }
   }
 
   /**

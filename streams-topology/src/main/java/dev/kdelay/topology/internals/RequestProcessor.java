@@ -134,7 +134,10 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     // One per task: the fires of a punctuation and those of requests share its commit requests.
     this.commits =
         new FireCommits(
-            config.fireCommitIntervalMs(), config.commitIntervalMs(), config.maxFiresPerCommit());
+            config.fireCommitIntervalMs(),
+            config.commitIntervalMs(),
+            regularCommitIntervalMs(context),
+            config.maxFiresPerCommit());
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, in the background, not when the first is due.
     targetTopics.cached(config.dlqTopic());
@@ -196,6 +199,25 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private static boolean atLeastOnce(ProcessorContext<?, ?> context) {
     return StreamsConfig.AT_LEAST_ONCE.equals(
         context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
+  }
+
+  /**
+   * How often Kafka Streams commits on its own: its {@code commit.interval.ms} as in effect (a
+   * pass-through Kafka property may set it apart from {@code delay.commit.interval.ms}).
+   */
+  private long regularCommitIntervalMs(ProcessorContext<?, ?> context) {
+    Object configured = context.appConfigs().get(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
+    if (configured instanceof Number number) {
+      return number.longValue();
+    }
+    if (configured instanceof String text) {
+      try {
+        return Long.parseLong(text.trim());
+      } catch (NumberFormatException e) {
+        // Kafka Streams refuses such a configuration before any processor starts.
+      }
+    }
+    return config.commitIntervalMs();
   }
 
   @Override

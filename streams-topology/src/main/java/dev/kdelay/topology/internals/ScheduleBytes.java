@@ -48,6 +48,17 @@ public interface ScheduleBytes extends StateStore {
   void write(byte[] id, byte[] previous, byte[] next);
 
   /**
+   * Collects the writes that follow into one write batch, made by {@link #endWriteBatch} or before
+   * the next read of the store, whichever comes first: reads always see every write.
+   */
+  void beginWriteBatch();
+
+  /**
+   * Makes the writes collected since {@link #beginWriteBatch}; each write is made at once again.
+   */
+  void endWriteBatch();
+
+  /**
    * The entries due at or before {@code nowMs} in due order, after {@code after} if given, bounded
    * in count and stored bytes; the scan is closed when this returns.
    */

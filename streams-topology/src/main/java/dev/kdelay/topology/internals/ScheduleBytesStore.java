@@ -42,14 +42,19 @@ import org.rocksdb.WriteOptions;
  *
  * <p>The due scan returns a batch bounded in count and bytes and closes its iterator before the
  * caller fires anything; the caller writes the store afterwards. Nothing writes into an open scan.
- * Fired entries leave tombstones at the start of the due index; a scan starts where the previous
- * scan found its first key (lower if something was written below that since), so it steps over at
- * most one batch of them. What the store keeps in memory of its indexes is an {@link IndexBounds};
- * one scan of the due index is a {@link DueScan}.
+ * Fired entries leave tombstones at the start of the due index; a scan starts past the previous
+ * scan's batch once each entry of it was written, otherwise where that scan found its first key
+ * (lower if something was written below since), so it steps over at most one batch of them, and
+ * under a steady backlog none ({@link IndexBounds}). What the store keeps in memory of its indexes
+ * is an {@link IndexBounds}; one scan of the due index is a {@link DueScan}.
  *
  * <p>Markers (cancelled and fired ids) expire by {@link #sweep}: a local delete, never changelogged
  * (see {@link ChangeLoggingScheduleBytesStore} for how the changelog forgets them). This layer logs
  * nothing; it reads the changelog only when restoring.
+ *
+ * <p>A punctuation's fires write their entries in one write batch ({@link #beginWriteBatch}): one
+ * call into RocksDB per batch of fires instead of one per fire. Every read first makes the writes
+ * collected so far, so that no reader, interactive queries included, sees the store without them.
  *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
  * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint.
@@ -76,6 +81,11 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   private boolean flushOnCommit = true;
   private long readBytes;
   private final IndexBounds bounds = new IndexBounds();
+
+  /**
+   * Writes collected since {@link #beginWriteBatch}, not made yet; null when each write is made.
+   */
+  private StagedWrites batched;
 
   ScheduleBytesStore(String name) {
     this.name = name;
@@ -135,6 +145,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] get(byte[] id) {
     checkOpen();
+    makeBatched();
     byte[] key = StoreKeys.entry(id);
     try {
       Holder<byte[]> inMemory = new Holder<>();
@@ -158,14 +169,45 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
-    StagedWrites writes = new StagedWrites();
-    stage(writes, id, StoreKeys.indexOf(id, previous), next);
+    if (batched != null) {
+      stage(batched, id, StoreKeys.indexOf(id, previous), next);
+    } else {
+      StagedWrites writes = new StagedWrites();
+      stage(writes, id, StoreKeys.indexOf(id, previous), next);
+      make(writes);
+    }
+    notePosition();
+  }
+
+  @Override
+  public synchronized void beginWriteBatch() {
+    checkOpen();
+    if (batched == null) {
+      batched = new StagedWrites();
+    }
+  }
+
+  @Override
+  public synchronized void endWriteBatch() {
+    makeBatched();
+    batched = null;
+  }
+
+  /** Makes the writes collected so far, if any; the batch stays open. */
+  private void makeBatched() {
+    if (batched != null && !batched.isEmpty()) {
+      StagedWrites writes = batched;
+      batched = new StagedWrites();
+      make(writes);
+    }
+  }
+
+  private void make(StagedWrites writes) {
     try (WriteBatch batch = writes.toWriteBatch()) {
       db.write(writeOptions, batch);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("write failed in store " + name, e);
     }
-    notePosition();
   }
 
   /** Stages an id's new entry: {@code oldIndex}, the replaced entry's index key, goes (if any). */
@@ -209,6 +251,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
 
   private synchronized void refreshNextDue() {
     checkOpen();
+    makeBatched();
     try (RocksIterator scan = db.newIterator()) {
       bounds.nextDueRead(firstIndexed(scan, bounds.dueFrom(), StoreKeys.DUE));
     }
@@ -234,6 +277,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     checkOpen();
+    makeBatched();
     byte[] dueFrom = bounds.dueFrom();
     DueScan found = new DueScan(db, nowMs, maxCount, maxBytes);
     try (RocksIterator scan = db.newIterator()) {
@@ -242,7 +286,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
           after == null || StoreKeys.before(after, dueFrom) ? dueFrom : StoreKeys.successor(after));
       long next = found.more() ? nowMs : firstIndexed(scan, found.bound(), StoreKeys.DUE);
       if (after == null) {
-        bounds.dueScanned(found.firstOrBound(), next);
+        bounds.dueScanned(found.firstOrBound(), next, found.taken());
       } else {
         bounds.dueScannedAfterHeld(next, found.more());
       }
@@ -282,6 +326,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized int sweep(long nowMs, int max) {
     checkOpen();
+    makeBatched();
     if (!bounds.mayHaveExpired(nowMs)) {
       return 0;
     }
@@ -334,6 +379,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
     checkOpen();
+    makeBatched();
     List<Due> listed = new ArrayList<>();
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, dueBeforeMs);
     byte[] start = StoreKeys.before(from, bounds.dueFrom()) ? bounds.dueFrom() : from;
@@ -364,6 +410,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] scanEntries(byte[] afterId, int max, EntryVisitor visitor) {
     checkOpen();
+    makeBatched();
     byte[] last = null;
     byte[] bound = {StoreKeys.DUE};
     try (RocksIterator scan = db.newIterator()) {
@@ -395,6 +442,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
       positions.add(ScheduleChangelog.replaced(record));
     }
     synchronized (this) {
+      makeBatched();
       try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
@@ -483,6 +531,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   /** RocksDB's estimate of the keys held: entries and index keys. */
   public synchronized long approximateNumKeys() {
     checkOpen();
+    makeBatched();
     try {
       return db.getLongProperty("rocksdb.estimate-num-keys");
     } catch (RocksDBException e) {
@@ -499,6 +548,9 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized void commit(Map<TopicPartition, Long> changelogOffsets) {
+    if (open) {
+      makeBatched();
+    }
     if (flushOnCommit && open) {
       persistMemtables();
     }
@@ -519,8 +571,10 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     }
     open = false;
     try {
+      makeBatched(); // the writes a caller made, as if each had been made at once
       persistMemtables(); // before Kafka Streams writes the checkpoint naming the changelog offset
     } finally {
+      batched = null;
       db.close();
       if (configSetter != null) {
         configSetter.close(name, options);

@@ -42,6 +42,10 @@ final class StagedWrites {
     writes.add(new Write(key, null));
   }
 
+  boolean isEmpty() {
+    return writes.isEmpty();
+  }
+
   /** Orders the writes by key (unsigned bytes), keeping the order of writes to the same key. */
   void sortByKey() {
     writes.sort((a, b) -> Arrays.compareUnsigned(a.key(), b.key()));

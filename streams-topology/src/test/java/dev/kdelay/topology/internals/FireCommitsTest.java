@@ -12,7 +12,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100, 10_000);
+          FireCommits commits = new FireCommits(20, 100, 1_000, 10_000);
 
           commits.fired(0);
           commits.maybeRequest(context, 1_000);
@@ -42,7 +42,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100, 10_000);
+          FireCommits commits = new FireCommits(20, 100, 1_000, 10_000);
 
           // given: a punctuation fires, asks for a commit, then fires more, seconds late
           commits.fired(0);
@@ -75,8 +75,8 @@ class FireCommitsTest {
         () -> {
           MockProcessorContext<Object, Object> first = new MockProcessorContext<>();
           MockProcessorContext<Object, Object> second = new MockProcessorContext<>();
-          FireCommits firstTask = new FireCommits(20, 100, 10_000);
-          FireCommits secondTask = new FireCommits(20, 100, 10_000);
+          FireCommits firstTask = new FireCommits(20, 100, 1_000, 10_000);
+          FireCommits secondTask = new FireCommits(20, 100, 1_000, 10_000);
 
           firstTask.fired(0);
           firstTask.maybeRequest(first, 1_000);
@@ -96,7 +96,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100, 10_000);
+          FireCommits commits = new FireCommits(20, 100, 1_000, 10_000);
 
           commits.fired(0);
           commits.maybeRequest(context, 1_000);
@@ -124,7 +124,7 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits commits = new FireCommits(20, 100, 10_000);
+          FireCommits commits = new FireCommits(20, 100, 1_000, 10_000);
           commits.fired(0);
           commits.maybeRequest(context, 1_000);
           context.resetCommit();
@@ -155,6 +155,83 @@ class FireCommitsTest {
     runOnOwnThread(thread);
   }
 
+  @Test
+  void shouldLeaveLateFiresToTheRegularCommitWhenTheBacklogIntervalIsNoShorter() throws Exception {
+    Runnable thread =
+        () -> {
+          // given: Kafka Streams commits every 100 ms on its own, the backlog interval as long
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits commits = new FireCommits(20, 100, 100, 10_000);
+          FireCommits.committed(); // a regular commit, ended at 1_000
+          commits.maybeRequest(context, 1_000);
+
+          // when: tasks fire seconds late
+          commits.fired(3_000);
+
+          // then: no request, however long: one would come on top of the regular commit
+          commits.maybeRequest(context, 1_030);
+          commits.maybeRequest(context, 1_100);
+          commits.maybeRequest(context, 1_500);
+          assertThat(context.committed()).isFalse();
+
+          // when: the regular commit carried them, and the next fires are on time
+          FireCommits.committed();
+          commits.maybeRequest(context, 1_510);
+          commits.fired(0);
+          commits.maybeRequest(context, 1_530);
+
+          // then: the short interval asks for its commit as before
+          assertThat(context.committed()).isTrue();
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldAskForNothingWhenTheFireIntervalIsNoShorterThanTheRegularOne() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits commits = new FireCommits(100, 100, 100, 10_000);
+          FireCommits.committed(); // a regular commit, ended at 1_000
+          commits.maybeRequest(context, 1_000);
+
+          commits.fired(0);
+          commits.maybeRequest(context, 1_050);
+          commits.maybeRequest(context, 5_000);
+
+          assertThat(context.committed()).as("fires wait for the regular commit").isFalse();
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldAskForTheFirstCommitAtOnceWhenTheThreadHasSeenNoCommitYet() throws Exception {
+    Runnable thread =
+        () -> {
+          // given: commits a minute apart, and no commit seen on this thread yet: Kafka Streams'
+          // first regular commit ran before the thread had tasks, the next is a minute away
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits commits = new FireCommits(60_000, 60_000, 60_000, 10_000);
+
+          // when: the first fire
+          commits.fired(0);
+          commits.maybeRequest(context, 1_000);
+
+          // then: it commits at once, not a minute later
+          assertThat(context.committed()).isTrue();
+
+          // and once that commit was seen, later fires wait for the regular commit
+          context.resetCommit();
+          FireCommits.committed();
+          commits.maybeRequest(context, 1_020);
+          commits.fired(0);
+          commits.maybeRequest(context, 1_040);
+          commits.maybeRequest(context, 70_000);
+          assertThat(context.committed()).isFalse();
+        };
+    runOnOwnThread(thread);
+  }
+
   /** Runs on a fresh thread (the limit is per thread) and fails if anything there failed. */
   @Test
   void shouldShareATransactionAmongTheTasksWithDueWorkAndCommitOnceAShareIsFired()
@@ -162,9 +239,9 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits a = new FireCommits(20, 100, 1_000);
-          FireCommits b = new FireCommits(20, 100, 1_000);
-          FireCommits c = new FireCommits(20, 100, 1_000);
+          FireCommits a = new FireCommits(20, 100, 1_000, 1_000);
+          FireCommits b = new FireCommits(20, 100, 1_000, 1_000);
+          FireCommits c = new FireCommits(20, 100, 1_000, 1_000);
 
           // given: a burst; the first task to punctuate knows of no other with due work
           assertThat(a.allowance()).isEqualTo(1_000);
@@ -203,8 +280,8 @@ class FireCommitsTest {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits a = new FireCommits(20, 100, 10);
-          FireCommits b = new FireCommits(20, 100, 10);
+          FireCommits a = new FireCommits(20, 100, 1_000, 10);
+          FireCommits b = new FireCommits(20, 100, 1_000, 10);
           a.allowance();
           b.allowance();
           FireCommits.committed(); // two tasks with due work: 5 each
@@ -213,7 +290,7 @@ class FireCommitsTest {
           a.spent(context, 1_000, 5, 5);
           assertThat(b.allowance()).isEqualTo(5);
           b.spent(context, 1_000, 3, 5);
-          FireCommits c = new FireCommits(20, 100, 10);
+          FireCommits c = new FireCommits(20, 100, 1_000, 10);
           assertThat(c.allowance()).as("a third of 10, but 2 are left").isEqualTo(2);
           c.spent(context, 1_000, 2, 2);
           assertThat(b.allowance()).isZero();

@@ -437,6 +437,95 @@ class ScheduleBytesStoreTest {
     assertThat(seen).containsExactly("a", "b", "c");
   }
 
+  @Test
+  void shouldStartTheNextScanPastABatchOnceEachOfItsEntriesIsWritten() {
+    // given: 2,000 due entries in one batch, all fired, and one more due
+    for (int i = 0; i < 2_000; i++) {
+      schedule(String.format("fired-%04d", i), 100 + i);
+    }
+    schedule("next", 5_000);
+    fireAll(store.due(4_000, 5_000, Long.MAX_VALUE));
+
+    // when: the next scan
+    store.db().setPerfLevel(PerfLevel.ENABLE_COUNT);
+    store.db().getPerfContext().reset();
+    List<ScheduleBytes.Due> due = store.due(10_000, 5_000, Long.MAX_VALUE);
+    long tombstonesStepped = store.db().getPerfContext().getInternalDeleteSkippedCount();
+    store.db().setPerfLevel(PerfLevel.DISABLE);
+
+    // then: it finds the entry without stepping over the fired batch's tombstones
+    assertThat(due).extracting(d -> text(d.id())).containsExactly("next");
+    assertThat(tombstonesStepped).isLessThan(100);
+  }
+
+  @Test
+  void shouldStartTheNextScanAtTheBatchWhileAnEntryOfItIsNotWritten() {
+    // given: a batch of three, of which "b" is not written (its fire failed the thread)
+    schedule("a", 10);
+    schedule("b", 20);
+    schedule("c", 30);
+    List<ScheduleBytes.Due> batch = store.due(100, 100, Long.MAX_VALUE);
+    fireAll(List.of(batch.get(0), batch.get(2)));
+
+    // then: the next scan finds it again
+    assertThat(store.due(100, 100, Long.MAX_VALUE))
+        .extracting(d -> text(d.id()))
+        .containsExactly("b");
+  }
+
+  @Test
+  void shouldFindAnEntryWrittenInsideTheLastBatchAfterTheBatchIsWritten() {
+    // given: a batch from 10 to 30, and while it is fired an entry due at 20 is written
+    schedule("a", 10);
+    schedule("c", 30);
+    List<ScheduleBytes.Due> batch = store.due(100, 100, Long.MAX_VALUE);
+    fireAll(batch.subList(0, 1));
+    schedule("b", 20);
+    schedule("a", 15); // a fired id scheduled again, also inside the batch
+    fireAll(batch.subList(1, 2));
+
+    // then
+    assertThat(store.due(100, 100, Long.MAX_VALUE))
+        .extracting(d -> text(d.id()))
+        .containsExactly("a", "b");
+  }
+
+  private void fireAll(List<ScheduleBytes.Due> batch) {
+    for (ScheduleBytes.Due due : batch) {
+      write(
+          text(due.id()),
+          due.entry(),
+          ScheduleEntry.marker(State.FIRED, 50_000, 0, ScheduleEntry.Origin.UNKNOWN));
+    }
+  }
+
+  @Test
+  void shouldMakeBatchedWritesAtTheEndOfTheBatchOrBeforeAnyRead() throws Exception {
+    // given: two due entries, fired in one write batch
+    schedule("a", 10);
+    schedule("b", 20);
+    store.beginWriteBatch();
+    byte[] marker =
+        ScheduleEntry.marker(State.FIRED, 5_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes();
+    store.write(bytes("a"), entry("a"), marker);
+
+    // then: RocksDB has not seen the write yet, but a read of the store does
+    assertThat(store.db().get(StoreKeys.entry(bytes("a")))).isEqualTo(scheduled(10).toBytes());
+    assertThat(entry("a")).isEqualTo(marker);
+
+    // when: more writes in the same batch, then the batch ends
+    store.write(bytes("b"), entry("b"), null);
+    assertThat(store.db().get(StoreKeys.entry(bytes("b")))).isNotNull();
+    store.endWriteBatch();
+
+    // then: all made, with their index keys, and writes are made at once again
+    assertThat(store.db().get(StoreKeys.entry(bytes("b")))).isNull();
+    assertThat(store.due(1_000, 100, Long.MAX_VALUE)).isEmpty();
+    assertThat(indexKeys()).extracting(key -> key[0]).containsExactly(StoreKeys.EXPIRY);
+    schedule("c", 30);
+    assertThat(store.db().get(StoreKeys.entry(bytes("c")))).isEqualTo(scheduled(30).toBytes());
+  }
+
   private void schedule(String id, long dueMs) {
     write(id, entry(id), new ScheduleEntry(State.SCHEDULED, dueMs, 0, TASK));
   }
