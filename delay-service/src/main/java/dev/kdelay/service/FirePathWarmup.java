@@ -62,7 +62,7 @@ final class FirePathWarmup {
   static Result run(DelayConfig service, int tasks) {
     long started = System.nanoTime();
     int fired = 0;
-    Path stateDir = temporaryDirectory();
+    Path stateDir = temporaryDirectory(Path.of(service.getString(DelayConfig.STATE_DIR_CONFIG)));
     try {
       Map<Object, Object> settings = new HashMap<>(service.originals());
       settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-warmup");
@@ -145,9 +145,14 @@ final class FirePathWarmup {
     return fired;
   }
 
-  private static Path temporaryDirectory() {
+  /**
+   * A directory of its own beside the service's state, outside its application's directory: not in
+   * the OS temp directory, which Kafka Streams warns about at every start.
+   */
+  private static Path temporaryDirectory(Path serviceStateDir) {
     try {
-      return Files.createTempDirectory("kdelay-warmup");
+      Files.createDirectories(serviceStateDir);
+      return Files.createTempDirectory(serviceStateDir, "kdelay-warmup-");
     } catch (IOException e) {
       throw new UncheckedIOException("cannot create the warm-up's state directory", e);
     }

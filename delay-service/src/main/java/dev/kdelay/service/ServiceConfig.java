@@ -112,8 +112,8 @@ public final class ServiceConfig extends AbstractConfig {
 
   public static final String WARMUP_TASKS_CONFIG = "delay.warmup.tasks";
   private static final String WARMUP_TASKS_DOC =
-      "How many synthetic tasks the instance takes in and fires through its own topology, in"
-          + " memory and without Kafka, before it reports ready, so that its first real fires run"
+      "How many synthetic tasks the instance takes in and fires through its own topology,"
+          + " without Kafka, before it reports ready, so that its first real fires run"
           + " compiled code: a fresh JVM drained a burst two to four times slower than a warm one."
           + " Runs once per JVM, while Kafka Streams joins the group and restores. 0: off.";
 
