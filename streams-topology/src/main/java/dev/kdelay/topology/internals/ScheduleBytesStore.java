@@ -152,7 +152,11 @@ public final class ScheduleBytesStore implements ScheduleBytes {
       if (!db.keyMayExist(key, inMemory)) {
         return null;
       }
-      return inMemory.getValue() != null ? inMemory.getValue() : db.get(key);
+      byte[] found = inMemory.getValue();
+      // RocksDB's KeyMayExist marks the value found before it looks, and a look that stops short
+      // (a block not in the cache) can leave that mark on an empty value. No entry is empty (its
+      // header is mandatory), so an empty one means "not read": read it.
+      return found != null && found.length > 0 ? found : db.get(key);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("get failed in store " + name, e);
     }
