@@ -524,6 +524,10 @@ final class ContractModel {
           new Applied(
               () -> {
                 Entry after = entries.get(id);
+                if (cron.maxFires() != 0 && after.occurrence > cron.maxFires()) {
+                  entries.remove(id); // the triggered occurrence was its last
+                  return;
+                }
                 stamp(after, intent.stampedMs());
               },
               List.of(),

@@ -228,6 +228,34 @@ class ManualActionsTest {
     assertThat(delay.view("twice").status()).isEqualTo(ScheduleView.Status.UNKNOWN);
   }
 
+  /**
+   * "topology: sequences with crashes" (the model's error, not kdelay's), shrunk to: a cron schedule
+   * with max fires 1, paused, then triggered. The triggered occurrence was its last: the schedule
+   * ends, paused or not.
+   */
+  @Test
+  void shouldEndAPausedScheduleWhoseLastFireATriggerTook() {
+    // given: every ten seconds, at most once, paused before its first occurrence
+    delay = new CronDriver(stateDir, NOON.minusSeconds(5));
+    delay.request(
+        "once", "v", TO_TARGET, cron(EVERY_10_SECONDS), header(DelayHeaders.MAX_FIRES, "1"));
+    delay.request("once", null, action("pause"));
+
+    // when
+    delay.request("once", null, action("trigger"));
+    delay.request("once", null, action("resume"));
+    delay.runUntil(NOON.plusSeconds(30), Duration.ofSeconds(1));
+
+    // then: the occurrence a resume would start with fired, once, and the schedule is over
+    assertThat(delay.fired())
+        .extracting(ManualActionsTest::idempotencyKey)
+        .containsExactly(key("once", NOON));
+    assertThat(delay.view("once").status()).isEqualTo(ScheduleView.Status.UNKNOWN);
+    assertThat(delay.deadLetters())
+        .extracting(ManualActionsTest::error)
+        .containsExactly("NOT_APPLICABLE"); // the resume: nothing is left to resume
+  }
+
   @Test
   void shouldDeadLetterATriggerOfAnUnknownCancelledOrFiredId() {
     delay = new CronDriver(stateDir, NOON);
