@@ -229,9 +229,9 @@ class ManualActionsTest {
   }
 
   /**
-   * "topology: sequences with crashes" (the model's error, not kdelay's), shrunk to: a cron schedule
-   * with max fires 1, paused, then triggered. The triggered occurrence was its last: the schedule
-   * ends, paused or not.
+   * "topology: sequences with crashes" (the model's error, not kdelay's), shrunk to: a cron
+   * schedule with max fires 1, paused, then triggered. The triggered occurrence was its last: the
+   * schedule ends, paused or not.
    */
   @Test
   void shouldEndAPausedScheduleWhoseLastFireATriggerTook() {

@@ -154,8 +154,9 @@ public final class ScheduleBytesStore implements ScheduleBytes {
       }
       byte[] found = inMemory.getValue();
       // RocksDB's KeyMayExist marks the value found before it looks, and a look that stops short
-      // (a block not in the cache) can leave that mark on an empty value. No entry is empty (its
-      // header is mandatory), so an empty one means "not read": read it.
+      // (an index block not in the cache) leaves that mark on an empty value
+      // (facebook/rocksdb#12921). No entry is empty (its header is mandatory), so an empty one
+      // means "not read": read it.
       return found != null && found.length > 0 ? found : db.get(key);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("get failed in store " + name, e);

@@ -22,8 +22,11 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.Cache;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.FlushOptions;
+import org.rocksdb.LRUCache;
 import org.rocksdb.Options;
 import org.rocksdb.PerfLevel;
 import org.rocksdb.RocksIterator;
@@ -121,6 +124,55 @@ class ScheduleBytesStoreTest {
     assertThat(entry("fresh")).isEqualTo(scheduled(2_000).toBytes());
     assertThat(entry("gone")).isNull();
     assertThat(entry("never-stored")).isNull();
+  }
+
+  /**
+   * With index and filter blocks kept in the block cache (as kdelay's bounded-memory options keep
+   * them), RocksDB's {@code KeyMayExist} answers "found" with an empty value when a file's index
+   * block is not in the cache (facebook/rocksdb#12921). A long property run found it: an entry read
+   * as empty. A cache too small to keep any block brings that state about on every read.
+   */
+  @Test
+  void shouldReadAnEntryOnDiskWhoseIndexBlockIsNotCached() throws Exception {
+    // given: entries flushed to a file, under a block cache that keeps nothing
+    ScheduleBytesStore cold = new ScheduleBytesStore("test");
+    cold.openDb(
+        stateDir.resolve("cold").toFile(),
+        Map.of(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, NoBlockKept.class));
+    try {
+      for (int i = 0; i < 100; i++) {
+        cold.write(bytes("on-disk-" + i), null, scheduled(1_000 + i).toBytes());
+      }
+      try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+        cold.db().flush(flush);
+      }
+
+      // when / then
+      assertThat(cold.get(bytes("on-disk-42"))).isEqualTo(scheduled(1_042).toBytes());
+      assertThat(cold.get(bytes("on-disk-7"))).isEqualTo(scheduled(1_007).toBytes());
+      assertThat(cold.get(bytes("never-stored"))).isNull();
+    } finally {
+      cold.close();
+    }
+  }
+
+  /** Index and filter blocks in a block cache of one byte, which keeps none of them. */
+  public static final class NoBlockKept implements RocksDBConfigSetter {
+    private Cache cache;
+
+    @Override
+    public void setConfig(String storeName, Options options, Map<String, Object> configs) {
+      BlockBasedTableConfig table = (BlockBasedTableConfig) options.tableFormatConfig();
+      cache = new LRUCache(1);
+      table.setBlockCache(cache);
+      table.setCacheIndexAndFilterBlocks(true);
+      options.setTableFormatConfig(table);
+    }
+
+    @Override
+    public void close(String storeName, Options options) {
+      cache.close();
+    }
   }
 
   @Test
