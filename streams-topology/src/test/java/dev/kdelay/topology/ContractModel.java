@@ -524,11 +524,9 @@ final class ContractModel {
           new Applied(
               () -> {
                 Entry after = entries.get(id);
-                if (cron.maxFires() != 0 && after.occurrence > cron.maxFires()) {
-                  entries.remove(id); // the triggered occurrence was its last
-                  return;
+                if (after != null) { // null: the triggered occurrence was its last
+                  stamp(after, intent.stampedMs());
                 }
-                stamp(after, intent.stampedMs());
               },
               List.of(),
               true);
@@ -780,6 +778,10 @@ final class ContractModel {
     checkContent(new Fire(id, due, nowMs, entry.occurrence, entry.task), record);
     entry.lastOpaqueDue = due;
     entry.occurrence++;
+    long maxFires = ((Timing.Cron) entry.timing).maxFires();
+    if (maxFires != 0 && entry.occurrence > maxFires) {
+      entries.remove(id); // its last occurrence: the schedule ends, as a computed one does
+    }
   }
 
   /** Compares the fires kdelay made with the model's, in any order. */
