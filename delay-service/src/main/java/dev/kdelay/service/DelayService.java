@@ -81,15 +81,15 @@ public final class DelayService implements AutoCloseable {
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
   private static final Duration HTTP_CALL_TIMEOUT = Duration.ofSeconds(10);
 
+  /** Whether this JVM's fire path was warmed: compiled code is the JVM's, not an instance's. */
+  private static final AtomicBoolean jvmWarmed = new AtomicBoolean();
+
   private final ServiceConfig configured;
   private final EmbeddedKafka.Listeners listeners;
   private final RestoreProgress restoreProgress = new RestoreProgress();
   private final ServiceMetrics metrics =
       new ServiceMetrics(Clock.systemUTC(), restoreProgress::count);
   private final CompletableFuture<Void> running = new CompletableFuture<>();
-
-  /** Whether this JVM's fire path was warmed: compiled code is the JVM's, not an instance's. */
-  private static final AtomicBoolean jvmWarmed = new AtomicBoolean();
 
   /** Until the warm-up ended, the instance is not ready. */
   private volatile boolean warming;

@@ -13,14 +13,14 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Map;
-import java.util.stream.Stream;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.TestInputTopic;
+import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
 
@@ -42,8 +42,8 @@ import org.apache.kafka.streams.test.TestRecord;
  */
 final class FirePathWarmup {
 
-  /** Requests per round: taken in, then fired by one punctuation of the default size. */
-  private static final int ROUND = 2_000;
+  /** Punctuations a round of requests may take to fire before the warm-up goes on regardless. */
+  private static final int MAX_STEPS_PER_ROUND = 20;
 
   /** Any name outside kdelay's own topics: the warm-up's policy allows every other. */
   private static final String TARGET = "warmup.fired";
@@ -82,16 +82,21 @@ final class FirePathWarmup {
               config.streamsProperties(),
               start)) {
         ByteArraySerializer bytes = new ByteArraySerializer();
+        ByteArrayDeserializer read = new ByteArrayDeserializer();
         TestInputTopic<byte[], byte[]> requests =
             driver.createInputTopic(config.requestsTopic(), bytes, bytes);
         TestInputTopic<byte[], byte[]> rerouted =
             driver.createInputTopic(config.rerouteTopic(), bytes, bytes);
+        TestOutputTopic<byte[], byte[]> fences =
+            driver.createOutputTopic(config.rerouteTopic(), read, read);
+        TestOutputTopic<byte[], byte[]> targets = driver.createOutputTopic(TARGET, read, read);
+        int round = config.maxFiresPerPunctuation(); // one punctuation's worth
         byte[] payload = new byte[100];
         Instant now = start;
         for (int taken = 0; taken < tasks; ) {
-          int round = Math.min(ROUND, tasks - taken);
+          int size = Math.min(round, tasks - taken);
           Instant due = now.plusMillis(1);
-          for (int i = 0; i < round; i++, taken++) {
+          for (int i = 0; i < size; i++, taken++) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(DelayHeaders.TARGET_TOPIC, TARGET.getBytes(StandardCharsets.UTF_8));
             headers.add(
@@ -101,22 +106,17 @@ final class FirePathWarmup {
                 new TestRecord<>(
                     ("warmup-" + taken).getBytes(StandardCharsets.UTF_8), payload, headers, now));
           }
-          // Punctuations until the round has fired; kdelay's fences come back as Kafka would
-          // bring them, exactly once.
-          for (int step = 0; step < 20; step++) {
+          // Punctuations until the round has fired (a bounded number: the warm-up must end
+          // whatever it meets); kdelay's fences come back as Kafka would bring them, once.
+          int firedOfRound = 0;
+          for (int step = 0; step < MAX_STEPS_PER_ROUND && firedOfRound < size; step++) {
             now = now.plus(config.punctuateInterval());
             driver.advanceWallClockTime(config.punctuateInterval());
-            for (TestRecord<byte[], byte[]> copy :
-                driver
-                    .createOutputTopic(
-                        config.rerouteTopic(),
-                        new ByteArrayDeserializer(),
-                        new ByteArrayDeserializer())
-                    .readRecordsToList()) {
-              rerouted.pipeInput(copy);
-            }
+            fences.readRecordsToList().forEach(rerouted::pipeInput);
+            firedOfRound += targets.readRecordsToList().size();
           }
-          fired += discardOutput(driver);
+          fired += firedOfRound;
+          dropOtherOutput(driver);
         }
       }
     } finally {
@@ -125,24 +125,12 @@ final class FirePathWarmup {
     return new Result(fired, Duration.ofNanos(System.nanoTime() - started));
   }
 
-  /**
-   * The driver keeps every record written until read: reads and drops them.
-   *
-   * @return how many were fired to the target topic
-   */
-  private static int discardOutput(TopologyTestDriver driver) {
-    int fired = 0;
+  /** The driver keeps every record written until read: drops the changelogs' and the rest. */
+  private static void dropOtherOutput(TopologyTestDriver driver) {
+    ByteArrayDeserializer read = new ByteArrayDeserializer();
     for (String topic : driver.producedTopicNames()) {
-      int read =
-          driver
-              .createOutputTopic(topic, new ByteArrayDeserializer(), new ByteArrayDeserializer())
-              .readRecordsToList()
-              .size();
-      if (topic.equals(TARGET)) {
-        fired += read;
-      }
+      driver.createOutputTopic(topic, read, read).readRecordsToList();
     }
-    return fired;
   }
 
   /**
@@ -159,10 +147,10 @@ final class FirePathWarmup {
   }
 
   private static void deleteQuietly(Path dir) {
-    try (Stream<Path> paths = Files.walk(dir)) {
-      paths.sorted(Comparator.reverseOrder()).forEach(path -> path.toFile().delete());
-    } catch (IOException | UncheckedIOException e) {
-      // A temporary directory: the operating system clears it eventually.
+    try {
+      Utils.delete(dir.toFile());
+    } catch (IOException e) {
+      // Left beside the state directory: a few MB, named kdelay-warmup-*, safe to delete.
     }
   }
 }
