@@ -262,16 +262,25 @@ public final class Benchmark {
     double previous = Double.NaN;
     int records = results.kdelayRecords();
     long delay = settings.kdelayDelayMs(records);
+    double kdelayRate = Double.NaN;
     for (int pair = 1; pair <= Math.max(2, settings.runs()); pair++) {
       double rate =
           scenarios.throughput(ceiling, CEILING_OUT, settings.throughputRecords(), 0).perSecond();
-      scenarios.throughput(kdelay, EMPTY_FIRED, records, delay);
+      kdelayRate = scenarios.throughput(kdelay, EMPTY_FIRED, records, delay).perSecond();
       textbook.ifPresent(app -> scenarios.throughput(app, TEXTBOOK_FIRED, records, delay));
-      progress("warm-up %d: ceiling %,.0f/s", pair, rate);
+      progress("warm-up %d: ceiling %,.0f/s, kdelay %,.0f/s", pair, rate, kdelayRate);
       if (Math.abs(rate - previous) <= SETTLED * previous) {
-        return;
+        break;
       }
       previous = rate;
+    }
+    // The calibration instance ran cold (interpreted code, an empty JIT cache), three or four
+    // times slower than a warm one: sized by it alone, the measured runs were cut to a fraction of
+    // the ceiling's and ran with no delay. The warm instance's last rate sizes them instead.
+    int resized = settings.kdelayRecords(kdelayRate);
+    if (resized != records) {
+      results.kdelayRecords(resized);
+      progress("kdelay warm at %,.0f/s: %,d records per kdelay run", kdelayRate, resized);
     }
   }
 

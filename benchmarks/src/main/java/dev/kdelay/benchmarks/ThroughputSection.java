@@ -81,7 +81,7 @@ final class ThroughputSection {
     if (kdelayRecords < settings.throughputRecords()) {
       report.line(
           "    kdelay's runs (and the textbook app's) were cut to %,d records (the ceiling's have"
-              + " %,d): at kdelay's backlog rate %,d would take longer than the %d s budget.",
+              + " %,d): at kdelay's rate after the warm-up, %,d would take longer than the %d s budget.",
           kdelayRecords,
           settings.throughputRecords(),
           settings.throughputRecords(),
