@@ -87,6 +87,11 @@ public final class ChangeLoggingScheduleBytesStore
   }
 
   @Override
+  public void leftDue(byte[] dueKey) {
+    wrapped().leftDue(dueKey);
+  }
+
+  @Override
   public boolean mayHaveDue(long nowMs) {
     return wrapped().mayHaveDue(nowMs);
   }

@@ -2,7 +2,9 @@ package dev.kdelay.topology.internals;
 
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.PartitionGauges;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 import org.apache.kafka.streams.processor.Punctuator;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
@@ -62,6 +64,22 @@ final class FirePunctuator implements Punctuator {
   private final FireSteps steps;
   private final TaskFence fence;
   private final Predicate<String> unapplied;
+
+  /**
+   * The longest a due entry waits for requests for its id that were read and not yet applied
+   * ({@code unapplied}): a producer that sends requests for one id without pause must not hold its
+   * fire for ever. Each such wait normally lasts one pass of the stream thread's loop.
+   */
+  static final long MAX_WAIT_FOR_REQUESTS_MS = PolledRequests.STALE_NANOS / 1_000_000;
+
+  /**
+   * The ids whose due entries waited for requests in the last punctuation that looked at due
+   * entries, and since when (ms) each has waited without a break; empty nearly always.
+   */
+  private Map<String, Long> waitedLastTime = Map.of();
+
+  /** The same for this punctuation, while it runs; null until an entry waits. */
+  private Map<String, Long> waitingNow;
 
   /**
    * At least once, while writes are held: the last entry handled. The next scan starts after it,
@@ -156,8 +174,9 @@ final class FirePunctuator implements Punctuator {
       if (held > 0 && schedules.isHeld(due.stored().id())) {
         continue; // a trigger's fire, made by a request; its write waits for the commit
       }
-      if (unapplied.test(due.stored().id())) {
-        continue; // a request for this id was read and applies first
+      if (waitsForRequests(due.stored().id(), now)) {
+        store.leftDue(due); // a request for this id was read and applies first; then it is due
+        continue;
       }
       lastDue = due.dueMs();
       try {
@@ -172,6 +191,8 @@ final class FirePunctuator implements Punctuator {
       handled++;
       lastHandled = due;
     }
+    waitedLastTime = waitingNow == null ? Map.of() : waitingNow;
+    waitingNow = null;
     // A burst: the task's share of the transaction is fired, so it commits now (FireCommits).
     commits.spent(context, now, handled, allowed);
     if (steps.fired(handled)) {
@@ -186,5 +207,25 @@ final class FirePunctuator implements Punctuator {
       int count = handled;
       Delivery.afterward(() -> metrics.punctuated(elapsed, count));
     }
+  }
+
+  /**
+   * Whether a due entry waits, this punctuation, for requests for its id read and not yet applied:
+   * yes while there are such requests, for at most {@link #MAX_WAIT_FOR_REQUESTS_MS} in a row. An
+   * entry that did not wait in the last punctuation that looked starts a new wait.
+   */
+  private boolean waitsForRequests(String id, long now) {
+    if (!unapplied.test(id)) {
+      return false;
+    }
+    long since = waitedLastTime.getOrDefault(id, now);
+    if (now - since >= MAX_WAIT_FOR_REQUESTS_MS) {
+      return false; // waited long enough: it fires
+    }
+    if (waitingNow == null) {
+      waitingNow = new HashMap<>();
+    }
+    waitingNow.put(id, since);
+    return true;
   }
 }

@@ -35,7 +35,8 @@ import org.apache.kafka.common.TopicPartition;
  * <p>Records Kafka Streams polls but never hands to the processor (dropped, or thrown away when a
  * task is closed or its transaction aborted) are forgotten when a later offset of their partition
  * is processed, when their partition is read again from an earlier offset, when the task is closed,
- * and in any case after {@link #STALE_NANOS}: at worst an id's fire waits that long. Without a
+ * and in any case after {@link #STALE_NANOS}. A fire waits at most that long in a row however many
+ * requests for its id keep coming ({@link FirePunctuator#MAX_WAIT_FOR_REQUESTS_MS}). Without a
  * consumer (as under {@code TopologyTestDriver}, which processes each record before any
  * punctuation) nothing is noted and nothing waits.
  *

@@ -64,6 +64,12 @@ public interface ScheduleBytes extends StateStore {
    */
   List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after);
 
+  /**
+   * An entry a due scan returned was left as it is (it waits): later scans must find it again, as
+   * if its index key {@code dueKey} had just been written.
+   */
+  void leftDue(byte[] dueKey);
+
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
   boolean mayHaveDue(long nowMs);
 

@@ -241,6 +241,11 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     return bounds.mayHaveDue(nowMs);
   }
 
+  @Override
+  public synchronized void leftDue(byte[] dueKey) {
+    bounds.added(dueKey);
+  }
+
   /**
    * A lower bound of the earliest due time: {@code Long.MIN_VALUE} before the first scan, {@code
    * Long.MAX_VALUE} when nothing is scheduled. Read again from the index when the entry it came

@@ -183,6 +183,15 @@ public final class ScheduleStore
     return due;
   }
 
+  /**
+   * A due entry was left as it is, neither fired nor written (it waits for requests for its id):
+   * the next scans find it again. Without this, the scan that returned it had moved the store's
+   * bounds past it, as past every entry of a batch, which firing rewrites.
+   */
+  public void leftDue(Due due) {
+    bytes.leftDue(StoreKeys.index(StoreKeys.DUE, due.dueMs(), key(due.stored().id())));
+  }
+
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
   public boolean mayHaveDue(long nowMs) {
     return bytes.mayHaveDue(nowMs);

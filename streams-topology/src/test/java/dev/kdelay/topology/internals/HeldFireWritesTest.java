@@ -245,6 +245,92 @@ class HeldFireWritesTest {
     run(now -> assertThat(state()).isEqualTo(State.FIRED));
   }
 
+  /**
+   * A due entry that waited for requests for its id fires once they are applied, also when they
+   * wrote nothing to the store (a request dead-lettered, say): the scan that passed it over had
+   * moved the store's bounds past it, and in a partition with no other write it was never scanned
+   * again.
+   */
+  @Test
+  void shouldFireADueEntryThatWaitedOnceTheRequestsForItsIdAreAppliedWithoutAWrite() {
+    // given: a one-shot due already, and a request for its id read and not applied yet
+    long dueMs = START.toEpochMilli() - 1;
+    run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
+    boolean[] unapplied = {true};
+    FirePunctuator[] punctuator = new FirePunctuator[1];
+    run(
+        now ->
+            punctuator[0] =
+                new FirePunctuator(
+                    context,
+                    store,
+                    schedules,
+                    firing(),
+                    10,
+                    new FireCommits(10, 100, 1_000, 10_000),
+                    DelayMetrics.NOOP,
+                    new PartitionState(0),
+                    new FireSteps(noRefusals(), 10),
+                    new TaskFence(false, "reroute", 0),
+                    id -> unapplied[0]));
+    run(now -> punctuator[0].punctuate(now));
+    assertThat(fired).isEmpty();
+
+    // when: the request is applied and writes nothing; the next punctuation
+    unapplied[0] = false;
+    driver.advanceWallClockTime(Duration.ofMillis(5));
+    run(now -> punctuator[0].punctuate(now));
+
+    // then
+    assertThat(firedIds()).containsExactly("order-1");
+  }
+
+  /**
+   * A due entry waits while a request for its id was read and not applied yet (PolledRequests), but
+   * not for ever: a producer that sends requests for one id without pause would hold its fire for
+   * good. Here every id always has such a request.
+   */
+  @Test
+  void shouldFireADueEntryThatWaitedForRequestsForItsIdAtMostTheLongestWait() {
+    // given: a one-shot due already, and requests for its id read and not applied, always
+    long dueMs = START.toEpochMilli() - 1;
+    run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
+    FirePunctuator[] punctuator = new FirePunctuator[1];
+    run(
+        now ->
+            punctuator[0] =
+                new FirePunctuator(
+                    context,
+                    store,
+                    schedules,
+                    firing(),
+                    10,
+                    new FireCommits(10, 100, 1_000, 10_000),
+                    DelayMetrics.NOOP,
+                    new PartitionState(0),
+                    new FireSteps(noRefusals(), 10),
+                    new TaskFence(false, "reroute", 0),
+                    id -> true));
+
+    // when: punctuations up to just before the longest wait
+    long longest = FirePunctuator.MAX_WAIT_FOR_REQUESTS_MS;
+    run(now -> punctuator[0].punctuate(now));
+    driver.advanceWallClockTime(Duration.ofMillis(longest / 2));
+    run(now -> punctuator[0].punctuate(now));
+    driver.advanceWallClockTime(Duration.ofMillis(longest / 2 - 1));
+    run(now -> punctuator[0].punctuate(now));
+
+    // then: it waits
+    assertThat(fired).isEmpty();
+
+    // when: the longest wait is over
+    driver.advanceWallClockTime(Duration.ofMillis(1));
+    run(now -> punctuator[0].punctuate(now));
+
+    // then: it fires, once
+    assertThat(firedIds()).containsExactly("order-1");
+  }
+
   private void schedule(String id, long dueMs, long nowMs) {
     assertThat(
             schedules.apply(
