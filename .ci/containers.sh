@@ -8,9 +8,10 @@
 #   source <(bash .ci/containers.sh env)   # DOCKER_HOST and friends for this shell
 #
 # What it does, each step skipped when already done (it is safe to run again):
-#   1. apt-get install podman, runc, docker-compose (Compose v1), debootstrap when missing;
+#   1. apt-get install podman, runc, netavark, aardvark-dns, docker-compose (Compose v1),
+#      debootstrap when missing;
 #   2. /etc/containers/containers.conf: runc (crun refuses this machine kind's mixed cgroup
-#      layout) and ulimits within the machine's hard limits;
+#      layout), ulimits within the machine's hard limits, netavark (DNS between containers);
 #   3. the Docker API on unix:///run/podman/podman.sock (podman system service), for the docker
 #      CLI, Compose and Testcontainers;
 #   4. images, built here, never pulled:
@@ -62,21 +63,25 @@ step() { # step NAME COMMAND...: runs it, then says how long it took
 have_image() { [ -z "${KDELAY_CI_REBUILD:-}" ] && podman image exists "$1"; }
 
 install_packages() {
+  # netavark and aardvark-dns: the containers of a compose file find each other by service name
+  # (the CNI backend, Debian's default without them, has no DNS).
+  local wanted=(podman runc docker-compose debootstrap netavark aardvark-dns catatonit)
   local missing=()
-  command -v podman > /dev/null || missing+=(podman)
-  command -v runc > /dev/null || missing+=(runc)
-  command -v docker-compose > /dev/null || missing+=(docker-compose)
-  command -v debootstrap > /dev/null || missing+=(debootstrap)
+  for package in "${wanted[@]}"; do
+    dpkg-query -W -f='${Status}' "$package" 2> /dev/null | grep -q 'install ok installed' \
+      || missing+=("$package")
+  done
   if [ ${#missing[@]} -eq 0 ]; then
-    echo "already installed: podman $(podman --version | awk '{print $3}'), runc, docker-compose, debootstrap"
+    echo "already installed: ${wanted[*]} (podman $(podman --version | awk '{print $3}'))"
     return
   fi
   echo "installing: ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  apt-get update -q
+  mkdir -p "$CACHE"
   # Not the recommended packages: rootless helpers and buildah are not needed as root.
-  apt-get install -y -q --no-install-recommends "${missing[@]}" \
-    containernetworking-plugins golang-github-containers-common conmon catatonit
+  { apt-get update -q && apt-get install -y -q --no-install-recommends "${missing[@]}"; } \
+    > "$CACHE/apt.log" 2>&1 || { tail -30 "$CACHE/apt.log" >&2; return 1; }
+  echo "installed (log: $CACHE/apt.log)"
 }
 
 write_config() {
@@ -85,12 +90,16 @@ write_config() {
   want=$(
     cat <<'EOF'
 # Written by kdelay's .ci/containers.sh. runc: crun refuses this machine kind's mixed cgroup
-# layout. ulimits: podman's defaults exceed the machine's hard limits.
+# layout. ulimits: podman's defaults exceed the machine's hard limits. netavark: DNS between
+# containers (compose's service names).
 [containers]
 default_ulimits = ["nofile=20000:20000", "nproc=32768:32768"]
 
 [engine]
 runtime = "runc"
+
+[network]
+network_backend = "netavark"
 EOF
   )
   if [ -f "$conf" ] && [ "$(cat "$conf")" = "$want" ]; then
@@ -104,17 +113,27 @@ EOF
   mkdir -p /etc/containers
   printf '%s\n' "$want" > "$conf"
   echo "wrote $conf"
+  CONFIG_CHANGED=1
 }
 
 start_socket() {
+  local pidfile=/run/kdelay-ci/podman-service.pid running
+  running=$(cat "$pidfile" 2> /dev/null || true)
+  if [ -n "$running" ] && [ -n "${CONFIG_CHANGED:-}" ] && kill -0 "$running" 2> /dev/null; then
+    # It read the old configuration: restart it (the service this script started, by its pid).
+    kill "$running"
+    sleep 1
+    echo "stopped the service started with the previous configuration (pid $running)"
+  fi
   if [ -S "$SOCKET" ] && curl -sf --unix-socket "$SOCKET" http://d/_ping > /dev/null; then
     echo "already serving: $SOCKET"
     return
   fi
-  mkdir -p "$(dirname "$SOCKET")" /var/log/kdelay-ci
+  mkdir -p "$(dirname "$SOCKET")" /var/log/kdelay-ci /run/kdelay-ci
   # Detached from this shell, so that it outlives the script: the tests and compose use it later.
   setsid podman system service --time=0 "unix://$SOCKET" \
     > /var/log/kdelay-ci/podman-service.log 2>&1 < /dev/null &
+  echo $! > "$pidfile"
   for _ in $(seq 1 100); do
     if curl -sf --unix-socket "$SOCKET" http://d/_ping > /dev/null 2>&1; then
       echo "started: podman system service on $SOCKET (pid $!, log /var/log/kdelay-ci/podman-service.log)"
