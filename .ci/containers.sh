@@ -13,7 +13,7 @@
 #   2. /etc/containers/containers.conf: runc (crun refuses this machine kind's mixed cgroup
 #      layout), ulimits within the machine's hard limits, netavark (DNS between containers);
 #   3. the Docker API on unix:///run/podman/podman.sock (podman system service), for the docker
-#      CLI, Compose and Testcontainers;
+#      CLI, Compose and Testcontainers (after removing a bridge the CNI backend may have left);
 #   4. images, built here, never pulled:
 #        localhost/kdelay-ci/debian:bookworm   debootstrap --variant=minbase of Debian bookworm
 #        localhost/kdelay-ci/jre:17            the same with openjdk-17-jre-headless
@@ -38,6 +38,9 @@ if [ "${1:-}" = env ]; then
   cat <<EOF
 export DOCKER_HOST=unix://$SOCKET
 export TESTCONTAINERS_RYUK_DISABLED=true
+# This machine kind looks like a container to Testcontainers, which would then reach published
+# ports through the bridge's gateway; with netavark only localhost reaches them.
+export TESTCONTAINERS_HOST_OVERRIDE=localhost
 export KDELAY_TEST_KAFKA_IMAGE=$KAFKA_IMAGE
 export KAFKA_IMAGE=$KAFKA_IMAGE
 export JRE_IMAGE=$JRE_IMAGE
@@ -114,6 +117,18 @@ EOF
   printf '%s\n' "$want" > "$conf"
   echo "wrote $conf"
   CONFIG_CHANGED=1
+}
+
+stale_cni_bridge() {
+  # A bridge the CNI backend left (podman used it before netavark was configured) holds the same
+  # subnet as netavark's and steals its routes: published ports then answer "no route to host".
+  if [ "$(podman info --format '{{.Host.NetworkBackend}}')" = netavark ] \
+    && ip link show cni-podman0 > /dev/null 2>&1; then
+    ip link delete cni-podman0
+    echo "deleted the CNI backend's stale bridge cni-podman0"
+  else
+    echo "none"
+  fi
 }
 
 start_socket() {
@@ -213,6 +228,7 @@ kdelay_image() {
 
 step "packages" install_packages
 step "containers.conf" write_config
+step "stale CNI bridge" stale_cni_bridge
 step "Docker API socket" start_socket
 step "image $BASE_IMAGE" bootstrap_image "$BASE_IMAGE"
 step "image $JRE_IMAGE" bootstrap_image "$JRE_IMAGE" openjdk-17-jre-headless
