@@ -19,6 +19,8 @@
 #        localhost/kdelay-ci/jre:17            the same with openjdk-17-jre-headless
 #        localhost/kdelay-ci/kafka:$KAFKA_VERSION  that JRE with Apache Kafka's jars from Maven
 #                                              Central, started like apache/kafka (KAFKA_* variables)
+#        localhost/kdelay-ci/prometheus:debian Debian's prometheus package, started as
+#                                              prom/prometheus is (ENTRYPOINT prometheus)
 #        kdelay:local                          ./Dockerfile on the JRE image (argument "kdelay")
 #
 # Runs as root (it installs packages and writes /etc). KDELAY_CI_REBUILD=1 rebuilds the images.
@@ -30,6 +32,7 @@ BASE_IMAGE=localhost/kdelay-ci/debian:bookworm
 JRE_IMAGE=localhost/kdelay-ci/jre:17
 KAFKA_VERSION=$(sed -n 's:.*<kafka.version>\(.*\)</kafka.version>.*:\1:p' pom.xml | head -1)
 KAFKA_IMAGE=localhost/kdelay-ci/kafka:${KAFKA_VERSION}
+PROMETHEUS_IMAGE=localhost/kdelay-ci/prometheus:debian
 KDELAY_IMAGE=kdelay:local
 CACHE=${KDELAY_CI_CACHE:-/var/cache/kdelay-ci}
 
@@ -44,6 +47,7 @@ export TESTCONTAINERS_HOST_OVERRIDE=localhost
 export KDELAY_TEST_KAFKA_IMAGE=$KAFKA_IMAGE
 export KAFKA_IMAGE=$KAFKA_IMAGE
 export JRE_IMAGE=$JRE_IMAGE
+export PROMETHEUS_IMAGE=$PROMETHEUS_IMAGE
 EOF
   exit 0
 fi
@@ -172,8 +176,9 @@ debian_mirror() {
   } | grep -E '/debian/?$' | head -1 || true
 }
 
-bootstrap_image() { # bootstrap_image IMAGE [PACKAGES]
+bootstrap_image() { # bootstrap_image IMAGE [PACKAGES [podman import --change...]]
   local image=$1 include=${2:-}
+  shift $(($# < 2 ? $# : 2))
   if have_image "$image"; then
     echo "exists: $image"
     return
@@ -191,7 +196,11 @@ bootstrap_image() { # bootstrap_image IMAGE [PACKAGES]
     bookworm "$dir" "$mirror" > "$CACHE/debootstrap.log" 2>&1 \
     || { tail -20 "$CACHE/debootstrap.log" >&2; rm -rf "$dir"; return 1; }
   rm -rf "$dir"/var/lib/apt/lists/* "$dir"/var/cache/apt/*.bin
-  tar -C "$dir" -c . | podman import -q --change 'CMD ["/bin/bash"]' - "$image" > /dev/null
+  local changes=(--change 'CMD ["/bin/bash"]')
+  for change in "$@"; do
+    changes+=(--change "$change")
+  done
+  tar -C "$dir" -c . | podman import -q "${changes[@]}" - "$image" > /dev/null
   rm -rf "$dir"
   echo "built: $image ($(podman image inspect --format '{{.Size}}' "$image" | numfmt --to=iec))"
 }
@@ -233,6 +242,11 @@ step "Docker API socket" start_socket
 step "image $BASE_IMAGE" bootstrap_image "$BASE_IMAGE"
 step "image $JRE_IMAGE" bootstrap_image "$JRE_IMAGE" openjdk-17-jre-headless
 step "image $KAFKA_IMAGE" kafka_image
+# Debian's Prometheus, for the compose file's prometheus service (Grafana, which Debian does not
+# package, stays for users). Its data goes where Debian's build puts it, /var/lib/prometheus.
+step "image $PROMETHEUS_IMAGE" bootstrap_image "$PROMETHEUS_IMAGE" prometheus \
+  'ENTRYPOINT ["/usr/bin/prometheus"]' 'CMD []' 'WORKDIR /var/lib/prometheus' 'USER prometheus' \
+  'EXPOSE 9090'
 if [ "${1:-}" = kdelay ]; then
   step "image $KDELAY_IMAGE" kdelay_image
 fi

@@ -2,6 +2,8 @@ package dev.kdelay.service.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.faults.CommittedRecords.Received;
@@ -22,6 +24,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.junit.jupiter.api.Assumptions;
@@ -31,19 +34,20 @@ import org.testcontainers.DockerClientFactory;
 
 /**
  * The project's {@code docker-compose.yml} run for real: three Kafka brokers (replication 3) and
- * three kdelay replicas with API tokens. All become ready; a schedule made through one replica's
- * admin API fires once; under a load of scheduled tasks one broker container and one replica
- * container are killed ({@code compose kill}, SIGKILL), and the fault tests' checker ({@link
- * Verdict}) holds what a {@code read_committed} consumer received against what was scheduled:
- * nothing lost, nothing doubled. {@code compose down -v} must leave no container, volume or network
- * behind.
+ * three kdelay replicas with API tokens, and Prometheus. All become ready and Prometheus scrapes
+ * the replicas; a schedule made through one replica's admin API fires once; under a load of
+ * scheduled tasks one broker container and one replica container are killed ({@code compose kill},
+ * SIGKILL), and the fault tests' checker ({@link Verdict}) holds what a {@code read_committed}
+ * consumer received against what was scheduled: nothing lost, nothing doubled. {@code compose down
+ * -v} must leave no container, volume or network behind.
  *
  * <p>It takes minutes and needs a container engine and a compose tool, so it runs only when asked:
  * {@code KDELAY_COMPOSE_SCENARIO=1} (or {@code -Dkdelay.test.compose=true}), as {@code .ci/run}
  * does after {@code .ci/containers.sh}. The images are the compose file's, or what {@code
- * KAFKA_IMAGE} and {@code JRE_IMAGE} name (CI's local builds); kdelay's is built from the jar the
- * package phase made. Compose v1 does not know the file's top-level {@code name}, so the file is
- * given on standard input without it, under the project name {@value #PROJECT}.
+ * KAFKA_IMAGE}, {@code JRE_IMAGE} and {@code PROMETHEUS_IMAGE} name (CI's local builds; Grafana, of
+ * which CI has no image, is left out); kdelay's is built from the jar the package phase made.
+ * Compose v1 does not know the file's top-level {@code name}, so the file is given on standard
+ * input without it, under the project name {@value #PROJECT}.
  */
 @Tag("integration")
 class ComposeScenarioIT {
@@ -52,7 +56,7 @@ class ComposeScenarioIT {
   private static final String BOOTSTRAP = "localhost:9092,localhost:9094,localhost:9096";
   private static final List<Integer> REPLICA_PORTS = List.of(8081, 8082, 8083);
   private static final List<String> SERVICES =
-      List.of("kafka-1", "kafka-2", "kafka-3", "kdelay-1", "kdelay-2", "kdelay-3");
+      List.of("kafka-1", "kafka-2", "kafka-3", "kdelay-1", "kdelay-2", "kdelay-3", "prometheus");
   private static final List<String> TARGETS = List.of("compose-target-a", "compose-target-b");
   private static final String API_TARGET = "compose-api";
   private static final Path DIR = Path.of("target", "compose-scenario").toAbsolutePath();
@@ -86,6 +90,16 @@ class ComposeScenarioIT {
       mark("up (build, brokers healthy, replicas started)");
       Await.until("every replica ready", Duration.ofMinutes(5), this::allReady);
       mark("three replicas ready");
+      Await.until(
+          "Prometheus to scrape the three replicas",
+          Duration.ofSeconds(90),
+          () ->
+              prometheus("/api/v1/targets?state=active").path("data").path("activeTargets").size()
+                      == REPLICA_PORTS.size()
+                  && allMatch(
+                      prometheus("/api/v1/targets?state=active").path("data").path("activeTargets"),
+                      target -> target.path("health").asText().equals("up")));
+      mark("Prometheus scrapes the three");
 
       try (Admin admin = Admin.create(Map.of("bootstrap.servers", BOOTSTRAP))) {
         List<NewTopic> topics = new ArrayList<>();
@@ -157,6 +171,17 @@ class ComposeScenarioIT {
                   verdict.summary()));
           assertThat(verdict.clean()).as(verdict.report()).isTrue();
           assertThat(deadLetters()).as("dead letters of a load of valid requests").isEmpty();
+          // The dashboard's fire rate has data: Prometheus saw the survivors fire.
+          Await.until(
+              "Prometheus to have seen tasks fire",
+              Duration.ofSeconds(60),
+              () -> {
+                JsonNode result =
+                    prometheus("/api/v1/query?query=sum(kdelay_tasks_fired_total)")
+                        .path("data")
+                        .path("result");
+                return result.size() == 1 && result.get(0).path("value").get(1).asDouble() > 0;
+              });
         }
       }
     } finally {
@@ -207,6 +232,33 @@ class ComposeScenarioIT {
         return false;
       } catch (InterruptedException e) {
         Thread.currentThread().interrupt();
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /** A GET of Prometheus' HTTP API on its published port; an empty object when it fails. */
+  private JsonNode prometheus(String path) {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:9090" + path))
+                  .timeout(Duration.ofSeconds(5))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      return new ObjectMapper().readTree(response.body());
+    } catch (IOException e) {
+      return new ObjectMapper().createObjectNode();
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return new ObjectMapper().createObjectNode();
+    }
+  }
+
+  private static boolean allMatch(JsonNode array, Predicate<JsonNode> condition) {
+    for (JsonNode element : array) {
+      if (!condition.test(element)) {
         return false;
       }
     }
