@@ -67,6 +67,13 @@ step() { # step NAME COMMAND...: runs it, then says how long it took
   echo "== $name: $(($(date +%s) - start)) s"
 }
 
+# remove_replaced OLD_ID NAME: removes the image a rebuild of NAME untagged, unless still in use.
+remove_replaced() {
+  if [ -n "$1" ] && [ "$1" != "$(podman image inspect --format '{{.Id}}' "$2")" ]; then
+    podman rmi "$1" > /dev/null 2>&1 || true
+  fi
+}
+
 have_image() { [ -z "${KDELAY_CI_REBUILD:-}" ] && podman image exists "$1"; }
 
 install_packages() {
@@ -200,7 +207,10 @@ bootstrap_image() { # bootstrap_image IMAGE [PACKAGES [podman import --change...
   for change in "$@"; do
     changes+=(--change "$change")
   done
+  local previous
+  previous=$(podman image inspect --format '{{.Id}}' "$image" 2> /dev/null || true)
   tar -C "$dir" -c . | podman import -q "${changes[@]}" - "$image" > /dev/null
+  remove_replaced "$previous" "$image"
   rm -rf "$dir"
   echo "built: $image ($(podman image inspect --format '{{.Size}}' "$image" | numfmt --to=iec))"
 }
@@ -218,8 +228,11 @@ kafka_image() {
     dependency:copy-dependencies -DincludeScope=runtime -DoutputDirectory=target/libs \
     > "$CACHE/kafka-jars.log" 2>&1 || { tail -30 "$CACHE/kafka-jars.log" >&2; return 1; }
   echo "$(find "$dir/target/libs" -name '*.jar' | wc -l) jars of Kafka $KAFKA_VERSION"
+  local previous
+  previous=$(podman image inspect --format '{{.Id}}' "$KAFKA_IMAGE" 2> /dev/null || true)
   podman build -q --format docker --build-arg JRE_IMAGE="$JRE_IMAGE" \
     --build-arg KAFKA_VERSION="$KAFKA_VERSION" -t "$KAFKA_IMAGE" "$dir" > /dev/null
+  remove_replaced "$previous" "$KAFKA_IMAGE"
   rm -rf "$dir/target"
   echo "built: $KAFKA_IMAGE"
 }
@@ -231,7 +244,10 @@ kdelay_image() {
     return 1
   fi
   # Always rebuilt: the jar changes with every build. The layers below it are reused.
+  local previous
+  previous=$(podman image inspect --format '{{.Id}}' "$KDELAY_IMAGE" 2> /dev/null || true)
   podman build -q --format docker --build-arg JRE_IMAGE="$JRE_IMAGE" -t "$KDELAY_IMAGE" . > /dev/null
+  remove_replaced "$previous" "$KDELAY_IMAGE"
   echo "built: $KDELAY_IMAGE from $jar"
 }
 

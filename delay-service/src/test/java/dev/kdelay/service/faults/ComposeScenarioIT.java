@@ -23,6 +23,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
@@ -85,7 +86,9 @@ class ComposeScenarioIT {
 
       // given: the six services up and every replica ready
       // The three replicas share one image: built once (compose v1 would build it per service).
+      Optional<String> previousImage = imageId("kdelay:local");
       compose.run(Duration.ofMinutes(5), "build", "kdelay-1");
+      removeIfReplaced(previousImage, "kdelay:local");
       mark("kdelay image built");
       List<String> up = new ArrayList<>(List.of("up", "-d", "--no-build"));
       up.addAll(SERVICES);
@@ -325,6 +328,30 @@ class ComposeScenarioIT {
     assertThat(docker.listNetworksCmd().withNameFilter(PROJECT + "_default").exec())
         .as("networks left by compose down")
         .isEmpty();
+  }
+
+  private static Optional<String> imageId(String name) {
+    try {
+      return Optional.of(
+          DockerClientFactory.instance().client().inspectImageCmd(name).exec().getId());
+    } catch (RuntimeException e) {
+      return Optional.empty();
+    }
+  }
+
+  /**
+   * Removes the image a rebuild untagged, so that every run of the scenario does not leave the
+   * previous jar's image behind. Best effort: an image still in use stays.
+   */
+  private static void removeIfReplaced(Optional<String> previous, String name) {
+    if (previous.isEmpty() || previous.equals(imageId(name))) {
+      return;
+    }
+    try {
+      DockerClientFactory.instance().client().removeImageCmd(previous.get()).exec();
+    } catch (RuntimeException e) {
+      // In use or already gone: nothing to clean up here.
+    }
   }
 
   private void mark(String what) {
