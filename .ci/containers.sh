@@ -2,7 +2,7 @@
 # A container engine and the images kdelay's container tests and compose scenario run on, built on
 # this machine: the build machines reach Debian's mirror and Maven Central but no image registry.
 #
-#   bash .ci/containers.sh            # engine, Docker API socket, base, JRE and Kafka images
+#   bash .ci/containers.sh            # engine, Docker API socket, base, JRE, Kafka, Prometheus images
 #   bash .ci/containers.sh kdelay     # the same, then the kdelay image from the jar Maven built
 #                                     # (mvn -pl delay-service -am package first)
 #   source <(bash .ci/containers.sh env)   # DOCKER_HOST and friends for this shell
@@ -23,7 +23,8 @@
 #                                              prom/prometheus is (ENTRYPOINT prometheus)
 #        kdelay:local                          ./Dockerfile on the JRE image (argument "kdelay")
 #
-# Runs as root (it installs packages and writes /etc). KDELAY_CI_REBUILD=1 rebuilds the images.
+# Runs as root (it installs packages and writes /etc). KDELAY_CI_REBUILD=1 rebuilds the images;
+# KDELAY_DEBIAN_MIRROR overrides the mirror taken from apt's sources.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
