@@ -30,7 +30,12 @@ import org.junit.jupiter.api.Test;
  */
 class DeploymentFilesTest {
 
+  private static final List<String> BROKERS = List.of("kafka-1", "kafka-2", "kafka-3");
+
   private static final List<String> REPLICAS = List.of("kdelay-1", "kdelay-2", "kdelay-3");
+
+  /** Compose's {@code ${NAME:-default}}: an image CI may substitute, the public one by default. */
+  private static final Pattern SUBSTITUTABLE = Pattern.compile("\\$\\{[A-Z_]+:-([^}]+)}");
 
   /** Compose's {@code ${NAME:?message}}: fails when NAME is unset or empty, has no default. */
   private static final String REQUIRED_VARIABLE = "\\$\\{[A-Z_]+:\\?[^}]+}";
@@ -43,10 +48,17 @@ class DeploymentFilesTest {
   private final JsonNode services = compose.path("services");
 
   @Test
-  void shouldDefineKafkaThreeReplicasPrometheusAndGrafana() {
+  void shouldDefineThreeBrokersThreeReplicasPrometheusAndGrafana() {
     assertThat(names(services))
         .containsExactlyInAnyOrder(
-            "kafka", "kdelay-1", "kdelay-2", "kdelay-3", "prometheus", "grafana");
+            "kafka-1",
+            "kafka-2",
+            "kafka-3",
+            "kdelay-1",
+            "kdelay-2",
+            "kdelay-3",
+            "prometheus",
+            "grafana");
     for (Map.Entry<String, JsonNode> service : services.properties()) {
       assertThat(service.getValue().path("image").asText())
           .as("image of %s", service.getKey())
@@ -55,23 +67,41 @@ class DeploymentFilesTest {
   }
 
   @Test
-  void shouldRunKafkaInKRaftModeFromTheOfficialImage() {
-    JsonNode kafka = services.path("kafka");
-    JsonNode env = kafka.path("environment");
+  void shouldRunThreeKafkaBrokersInKRaftModeFromTheOfficialImageByDefault() {
+    Set<String> clusterIds = new HashSet<>();
+    Set<Integer> hostPorts = new HashSet<>();
+    for (String broker : BROKERS) {
+      JsonNode kafka = services.path(broker);
+      JsonNode env = kafka.path("environment");
 
-    assertThat(kafka.path("image").asText()).startsWith("apache/kafka:");
-    assertThat(env.path("KAFKA_PROCESS_ROLES").asText()).contains("broker", "controller");
-    assertThat(env.path("KAFKA_CONTROLLER_QUORUM_VOTERS").asText()).isNotBlank();
-    assertThat(ports(kafka)).containsEntry(9092, 9092);
-    assertThat(kafka.path("healthcheck").path("test").isMissingNode()).isFalse();
+      assertThat(publicDefault(kafka.path("image").asText())).startsWith("apache/kafka:");
+      assertThat(env.path("KAFKA_PROCESS_ROLES").asText()).contains("broker", "controller");
+      assertThat(env.path("KAFKA_CONTROLLER_QUORUM_VOTERS").asText())
+          .contains("kafka-1:9093", "kafka-2:9093", "kafka-3:9093");
+      assertThat(env.path("KAFKA_DEFAULT_REPLICATION_FACTOR").asText()).isEqualTo("3");
+      assertThat(env.path("KAFKA_TRANSACTION_STATE_LOG_REPLICATION_FACTOR").asText())
+          .isEqualTo("3");
+      assertThat(env.path("KAFKA_MIN_INSYNC_REPLICAS").asText()).isEqualTo("2");
+      assertThat(kafka.path("healthcheck").path("test").toString()).contains(broker + ":19092");
+      clusterIds.add(env.path("CLUSTER_ID").asText());
+      hostPorts.addAll(ports(kafka).keySet());
+    }
+    assertThat(clusterIds).hasSize(1).doesNotContain("");
+    assertThat(ports(services.path("kafka-1"))).containsEntry(9092, 9092);
+    assertThat(hostPorts).hasSize(BROKERS.size());
   }
 
   @Test
   void shouldBuildEveryReplicaFromTheRepositoryAndShareOneApplication() throws IOException {
     Set<String> applications = new HashSet<>();
     Set<Integer> hostPorts = new HashSet<>();
-    String advertisedListeners =
-        services.path("kafka").path("environment").path("KAFKA_ADVERTISED_LISTENERS").asText();
+    StringBuilder advertisedListeners = new StringBuilder();
+    for (String broker : BROKERS) {
+      advertisedListeners
+          .append(
+              services.path(broker).path("environment").path("KAFKA_ADVERTISED_LISTENERS").asText())
+          .append(',');
+    }
     for (String replica : REPLICAS) {
       JsonNode service = services.path(replica);
       JsonNode env = service.path("environment");
@@ -81,20 +111,36 @@ class DeploymentFilesTest {
 
       assertThat(dockerfile).as("Dockerfile of %s", replica).isRegularFile();
       assertThat(env.path("DELAY_HTTP_ADVERTISED_HOST").asText()).isEqualTo(replica);
-      assertThat(advertisedListeners).contains(env.path("DELAY_BOOTSTRAP_SERVERS").asText());
+      assertThat(env.path("DELAY_BOOTSTRAP_SERVERS").asText().split(","))
+          .hasSize(BROKERS.size())
+          .allSatisfy(server -> assertThat(advertisedListeners).contains("//" + server + ","));
+      assertThat(env.path("DELAY_TOPIC_REPLICATION_FACTOR").asText()).isEqualTo("3");
+      assertThat(publicDefault(service.path("build").path("args").path("JRE_IMAGE").asText()))
+          .startsWith("eclipse-temurin:17");
       int httpPort = Integer.parseInt(env.path("DELAY_HTTP_PORT").asText());
       Map<Integer, Integer> ports = ports(service);
       assertThat(ports).as("ports of %s", replica).containsValue(httpPort).hasSize(1);
       hostPorts.addAll(ports.keySet());
       applications.add(env.path("DELAY_APPLICATION_ID").asText());
-      assertThat(service.path("depends_on").path("kafka").path("condition").asText())
-          .isEqualTo("service_healthy");
+      for (String broker : BROKERS) {
+        assertThat(service.path("depends_on").path(broker).path("condition").asText())
+            .isEqualTo("service_healthy");
+      }
     }
     assertThat(applications).hasSize(1);
     assertThat(hostPorts).hasSize(REPLICAS.size());
-    // The image runs the jar the build makes.
+    // The image runs the jar the build makes, as a user other than root, and says when it is ready.
     String dockerfile = Files.readString(root.resolve("Dockerfile"));
-    assertThat(dockerfile).contains("FROM maven:", "delay-service/target/delay-service.jar");
+    assertThat(dockerfile)
+        .contains(
+            "ARG JRE_IMAGE=eclipse-temurin:17",
+            "FROM ${JRE_IMAGE}",
+            "COPY delay-service/target/delay-service.jar",
+            "USER kdelay",
+            "HEALTHCHECK",
+            "/health/ready");
+    assertThat(Files.readAllLines(root.resolve(".dockerignore")))
+        .contains("!delay-service/target/delay-service.jar");
     assertThat(Files.readString(root.resolve("delay-service/pom.xml")))
         .contains("<finalName>delay-service</finalName>");
   }
@@ -271,22 +317,27 @@ class DeploymentFilesTest {
 
   @Test
   void shouldLetTheBrokerAbortDeadTransactionsWithinASecond() {
-    assertThat(
-            services
-                .path("kafka")
-                .path("environment")
-                .path("KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS")
-                .asText())
-        .isEqualTo("1000");
+    for (String broker : BROKERS) {
+      assertThat(
+              services
+                  .path(broker)
+                  .path("environment")
+                  .path("KAFKA_TRANSACTION_ABORT_TIMED_OUT_TRANSACTION_CLEANUP_INTERVAL_MS")
+                  .asText())
+          .as(broker)
+          .isEqualTo("1000");
+    }
   }
 
   @Test
   void shouldLetTheBrokerWaitForThePreviousTransactionsMarkersItself() {
-    JsonNode environment = services.path("kafka").path("environment");
-    assertThat(environment.path("KAFKA_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS").asText())
-        .isEqualTo("5");
-    assertThat(environment.path("KAFKA_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS").asText())
-        .isEqualTo("1000");
+    for (String broker : BROKERS) {
+      JsonNode environment = services.path(broker).path("environment");
+      assertThat(environment.path("KAFKA_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MS").asText())
+          .isEqualTo("5");
+      assertThat(environment.path("KAFKA_ADD_PARTITIONS_TO_TXN_RETRY_BACKOFF_MAX_MS").asText())
+          .isEqualTo("1000");
+    }
   }
 
   /** The file on the host a service's container sees at a path, through its bind mounts. */
@@ -299,6 +350,12 @@ class DeploymentFilesTest {
       }
     }
     throw new AssertionError(service + " mounts nothing at " + containerPath);
+  }
+
+  /** The image a {@code ${NAME:-default}} names when NAME is unset; a plain name as it is. */
+  private static String publicDefault(String image) {
+    Matcher matcher = SUBSTITUTABLE.matcher(image);
+    return matcher.matches() ? matcher.group(1) : image;
   }
 
   /** Published ports, {@code [HOST_IP:]HOST_PORT:CONTAINER_PORT}: host port to container port. */

@@ -11,10 +11,11 @@ import org.junit.jupiter.api.extension.ParameterResolver;
  * extension, as a {@link KafkaTestCluster} parameter or through {@link #bootstrapServers()}.
  *
  * <p>By default the cluster is Kafka's in-JVM KRaft test kit ({@link KraftTestKitCluster}), which
- * needs nothing but the JVM. With {@code -Dkdelay.test.cluster=testcontainers} it is Apache Kafka's
- * Docker image through Testcontainers ({@link TestcontainersCluster}); asking for that where no
- * Docker engine is reachable fails the tests with a message saying so, rather than skipping them,
- * so that a run that was meant to use Docker never passes without testing.
+ * needs nothing but the JVM. With {@code -Dkdelay.test.cluster=testcontainers} (or the environment
+ * variable {@code KDELAY_TEST_CLUSTER=testcontainers}) it is Apache Kafka's image in a container
+ * through Testcontainers ({@link TestcontainersCluster}); asking for that where no Docker engine is
+ * reachable fails the tests with a message saying so, rather than skipping them, so that a run that
+ * was meant to use Docker never passes without testing.
  *
  * <p>The cluster lives in the root context's store, so JUnit closes it once, after the last test.
  *
@@ -32,6 +33,9 @@ public final class KafkaClusterExtension implements BeforeAllCallback, Parameter
 
   /** System property that picks the cluster: {@code kraft} (default) or {@code testcontainers}. */
   public static final String CLUSTER_PROPERTY = "kdelay.test.cluster";
+
+  /** Environment variable read when the system property is not set. */
+  public static final String CLUSTER_VARIABLE = "KDELAY_TEST_CLUSTER";
 
   private static final ExtensionContext.Namespace NAMESPACE =
       ExtensionContext.Namespace.create(KafkaClusterExtension.class);
@@ -78,7 +82,9 @@ public final class KafkaClusterExtension implements BeforeAllCallback, Parameter
   }
 
   private static KafkaTestCluster start() {
-    String kind = System.getProperty(CLUSTER_PROPERTY, "kraft");
+    String kind =
+        System.getProperty(
+            CLUSTER_PROPERTY, System.getenv().getOrDefault(CLUSTER_VARIABLE, "kraft"));
     try {
       switch (kind) {
         case "kraft":
@@ -88,8 +94,10 @@ public final class KafkaClusterExtension implements BeforeAllCallback, Parameter
             throw new ExtensionConfigurationException(
                 "-D"
                     + CLUSTER_PROPERTY
-                    + "=testcontainers needs a Docker engine and none is reachable. Start one, or"
-                    + " drop the property to run against Kafka's in-JVM KRaft test kit.");
+                    + "=testcontainers needs a container engine and none is reachable. Start one"
+                    + " ("
+                    + TestcontainersCluster.INSTALL
+                    + "), or drop the property to run against Kafka's in-JVM KRaft test kit.");
           }
           return TestcontainersCluster.start();
         default:
