@@ -43,7 +43,7 @@ class DeploymentFilesTest {
   private static final Pattern METRIC = Pattern.compile("\\b((?:kdelay|jvm|process)_[a-z0-9_]+)");
 
   private final YAMLMapper yaml = new YAMLMapper();
-  private final Path root = repositoryRoot();
+  private final Path root = RepositoryFiles.root();
   private final JsonNode compose = read(root.resolve("docker-compose.yml"));
   private final JsonNode services = compose.path("services");
 
@@ -381,16 +381,5 @@ class DeploymentFilesTest {
     } catch (IOException e) {
       throw new AssertionError("cannot parse " + file + ": " + e.getMessage(), e);
     }
-  }
-
-  private static Path repositoryRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    while (dir != null && !Files.exists(dir.resolve("docker-compose.yml"))) {
-      dir = dir.getParent();
-    }
-    assertThat(dir)
-        .as("a directory above the working directory with docker-compose.yml")
-        .isNotNull();
-    return dir;
   }
 }

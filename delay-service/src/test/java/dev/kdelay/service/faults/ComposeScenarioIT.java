@@ -6,6 +6,7 @@ import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.github.dockerjava.api.DockerClient;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.RepositoryFiles;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import java.io.IOException;
 import java.net.URI;
@@ -72,7 +73,7 @@ class ComposeScenarioIT {
       throws Exception {
     assumeAsked();
     Files.createDirectories(DIR);
-    Path root = repositoryRoot();
+    Path root = RepositoryFiles.root();
     String writeToken = token();
     String readToken = token();
     Path tokens = DIR.resolve("http-tokens");
@@ -378,17 +379,6 @@ class ComposeScenarioIT {
     byte[] bytes = new byte[24];
     new SecureRandom().nextBytes(bytes);
     return HexFormat.of().formatHex(bytes);
-  }
-
-  private static Path repositoryRoot() {
-    Path dir = Path.of("").toAbsolutePath();
-    while (dir != null && !Files.exists(dir.resolve("docker-compose.yml"))) {
-      dir = dir.getParent();
-    }
-    assertThat(dir)
-        .as("a directory above the working directory with docker-compose.yml")
-        .isNotNull();
-    return dir;
   }
 
   /** The compose tool, run on the project's file under {@value #PROJECT}. */

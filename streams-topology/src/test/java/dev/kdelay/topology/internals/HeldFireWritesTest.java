@@ -23,6 +23,7 @@ import java.util.Optional;
 import java.util.OptionalInt;
 import java.util.Properties;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.StreamsConfig;
@@ -136,19 +137,7 @@ class HeldFireWritesTest {
 
     run(
         now -> {
-          FirePunctuator punctuator =
-              new FirePunctuator(
-                  context,
-                  store,
-                  schedules,
-                  firing(),
-                  10,
-                  new FireCommits(10, 100, 1_000, 10_000),
-                  DelayMetrics.NOOP,
-                  new PartitionState(0),
-                  new FireSteps(noRefusals(), 10),
-                  new TaskFence(false, "reroute", 0),
-                  id -> false);
+          FirePunctuator punctuator = punctuator(10, id -> false);
 
           // when: replaced by one that is due already
           assertThat(apply(Action.SCHEDULE, now + 1, schedule(now - 1))).isEmpty();
@@ -210,19 +199,7 @@ class HeldFireWritesTest {
 
     run(
         now -> {
-          punctuator[0] =
-              new FirePunctuator(
-                  context,
-                  store,
-                  schedules,
-                  firing(),
-                  3,
-                  new FireCommits(10, 100, 1_000, 10_000),
-                  DelayMetrics.NOOP,
-                  new PartitionState(0),
-                  new FireSteps(noRefusals(), 3),
-                  new TaskFence(false, "reroute", 0),
-                  id -> false);
+          punctuator[0] = punctuator(3, id -> false);
           punctuator[0].punctuate(now);
           assertThat(schedules.heldCount()).isEqualTo(1);
 
@@ -258,21 +235,7 @@ class HeldFireWritesTest {
     run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
     boolean[] unapplied = {true};
     FirePunctuator[] punctuator = new FirePunctuator[1];
-    run(
-        now ->
-            punctuator[0] =
-                new FirePunctuator(
-                    context,
-                    store,
-                    schedules,
-                    firing(),
-                    10,
-                    new FireCommits(10, 100, 1_000, 10_000),
-                    DelayMetrics.NOOP,
-                    new PartitionState(0),
-                    new FireSteps(noRefusals(), 10),
-                    new TaskFence(false, "reroute", 0),
-                    id -> unapplied[0]));
+    run(now -> punctuator[0] = punctuator(10, id -> unapplied[0]));
     run(now -> punctuator[0].punctuate(now));
     assertThat(fired).isEmpty();
 
@@ -296,21 +259,7 @@ class HeldFireWritesTest {
     long dueMs = START.toEpochMilli() - 1;
     run(now -> assertThat(apply(Action.SCHEDULE, now, schedule(dueMs))).isEmpty());
     FirePunctuator[] punctuator = new FirePunctuator[1];
-    run(
-        now ->
-            punctuator[0] =
-                new FirePunctuator(
-                    context,
-                    store,
-                    schedules,
-                    firing(),
-                    10,
-                    new FireCommits(10, 100, 1_000, 10_000),
-                    DelayMetrics.NOOP,
-                    new PartitionState(0),
-                    new FireSteps(noRefusals(), 10),
-                    new TaskFence(false, "reroute", 0),
-                    id -> true));
+    run(now -> punctuator[0] = punctuator(10, id -> true));
 
     // when: punctuations up to just before the longest wait
     long longest = FirePunctuator.MAX_WAIT_FOR_REQUESTS_MS;
@@ -329,6 +278,25 @@ class HeldFireWritesTest {
 
     // then: it fires, once
     assertThat(firedIds()).containsExactly("order-1");
+  }
+
+  /**
+   * A punctuator over this test's store that fires at most {@code maxFires} per punctuation and
+   * lets an entry wait while {@code unapplied} says a request for its id was read; call in a step.
+   */
+  private FirePunctuator punctuator(int maxFires, Predicate<String> unapplied) {
+    return new FirePunctuator(
+        context,
+        store,
+        schedules,
+        firing(),
+        maxFires,
+        new FireCommits(10, 100, 1_000, 10_000),
+        DelayMetrics.NOOP,
+        new PartitionState(0),
+        new FireSteps(noRefusals(), maxFires),
+        new TaskFence(false, "reroute", 0),
+        unapplied);
   }
 
   private void schedule(String id, long dueMs, long nowMs) {
