@@ -70,7 +70,7 @@ final class Results {
   private Memory emptyMemory;
   private Memory filledMemory;
   private long changelogRecords = -1;
-  private long restoreMs = -1;
+  private final List<Long> restoreMs = new ArrayList<>();
 
   Results(
       Settings settings,
@@ -205,9 +205,10 @@ final class Results {
     this.filledMemory = filled;
   }
 
+  /** One fresh instance's restore of the filled instance's changelog: its time to RUNNING. */
   void restore(long records, long ms) {
     this.changelogRecords = records;
-    this.restoreMs = ms;
+    this.restoreMs.add(ms);
   }
 
   /** The report of what has been measured. */
