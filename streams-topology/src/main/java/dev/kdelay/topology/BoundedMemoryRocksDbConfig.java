@@ -27,8 +27,9 @@ public final class BoundedMemoryRocksDbConfig implements RocksDBConfigSetter {
   public static final String WRITE_BUFFER_BYTES_CONFIG =
       DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_CONFIG;
 
-  private static final long DEFAULT_CACHE_BYTES = 64L * 1024 * 1024;
-  private static final long DEFAULT_WRITE_BUFFER_BYTES = 32L * 1024 * 1024;
+  private static final long DEFAULT_CACHE_BYTES = DelayConfig.ROCKSDB_BLOCK_CACHE_BYTES_DEFAULT;
+  private static final long DEFAULT_WRITE_BUFFER_BYTES =
+      DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_DEFAULT;
   private static final double INDEX_FILTER_RATIO = 0.1;
 
   private static Cache cache;

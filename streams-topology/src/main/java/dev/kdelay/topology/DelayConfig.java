@@ -152,10 +152,25 @@ public final class DelayConfig extends AbstractConfig {
   private static final String ROCKSDB_BLOCK_CACHE_BYTES_DOC =
       "Off-heap block cache shared by every RocksDB store of the instance.";
 
+  /** The block cache's default: the write buffers' twice over, so that blocks keep half. */
+  public static final long ROCKSDB_BLOCK_CACHE_BYTES_DEFAULT = 192L * 1024 * 1024;
+
   public static final String ROCKSDB_WRITE_BUFFER_BYTES_CONFIG = "delay.rocksdb.write.buffer.bytes";
+
+  /**
+   * The memtables' default budget: 16 MiB for each of the six partitions a request topic has by
+   * default, so that an instance restoring all of them flushes full-size memtables. A restore is
+   * paced by it: six partitions' stores on two cores restored 16 M changelog records in 42-46 s at
+   * 32 MiB (memtables flushed at about 5 MiB, and the many small files merged over and over), 34 s
+   * at 64 MiB, and 25-27 s from 96 MiB up ({@code StoreRestoreBenchmark}).
+   */
+  public static final long ROCKSDB_WRITE_BUFFER_BYTES_DEFAULT = 96L * 1024 * 1024;
+
   private static final String ROCKSDB_WRITE_BUFFER_BYTES_DOC =
       "Off-heap memtable budget shared by every RocksDB store of the instance, counted against"
-          + " the block cache.";
+          + " the block cache. It sets the pace of a large restore: memtables flushed small make"
+          + " many small files, whose merging then takes most of the restore's time; about 16 MiB"
+          + " per partition the instance restores keeps the flushed files full size.";
 
   public static final String CANCEL_RETENTION_CONFIG = "delay.cancel.retention.ms";
   private static final String CANCEL_RETENTION_DOC =
@@ -350,14 +365,14 @@ public final class DelayConfig extends AbstractConfig {
           .define(
               ROCKSDB_BLOCK_CACHE_BYTES_CONFIG,
               Type.LONG,
-              64L * 1024 * 1024,
+              ROCKSDB_BLOCK_CACHE_BYTES_DEFAULT,
               atLeast(1024 * 1024),
               Importance.LOW,
               ROCKSDB_BLOCK_CACHE_BYTES_DOC)
           .define(
               ROCKSDB_WRITE_BUFFER_BYTES_CONFIG,
               Type.LONG,
-              32L * 1024 * 1024,
+              ROCKSDB_WRITE_BUFFER_BYTES_DEFAULT,
               atLeast(1024 * 1024),
               Importance.LOW,
               ROCKSDB_WRITE_BUFFER_BYTES_DOC)
@@ -652,6 +667,12 @@ public final class DelayConfig extends AbstractConfig {
   /** The producer's linger under exactly-once: longer than a fire commit's window. */
   private static final int EXACTLY_ONCE_LINGER_MS = 100;
 
+  /** The restore consumer's bytes per partition per fetch (the consumer's default: 1 MiB). */
+  private static final int RESTORE_FETCH_BYTES_PER_PARTITION = 8 * 1024 * 1024;
+
+  /** The restore consumer's records per poll (the consumer's default: 1,000). */
+  private static final int RESTORE_RECORDS_PER_POLL = 10_000;
+
   /**
    * The Kafka Streams configuration of the service: kdelay's tuning first, then every pass-through
    * Kafka property, which wins where both set a key.
@@ -681,7 +702,11 @@ public final class DelayConfig extends AbstractConfig {
         StreamsConfig.AT_LEAST_ONCE.equals(getString(PROCESSING_GUARANTEE_CONFIG))
             ? 0
             : EXACTLY_ONCE_LINGER_MS);
-    props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
+    // Prefixed, so set only when no plain key is passed through (the rule below): a plain
+    // max.poll.records used to be overridden without a word.
+    if (!kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
+      props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
+    }
     // Failover: the restore consumer adds the changelogs of tasks taken over one after the other,
     // and each waits for the fetch in flight, which an idle broker holds for fetch.max.wait.ms
     // (500 ms by default): a takeover of three tasks spent 1 s there before restoring anything.
@@ -690,6 +715,23 @@ public final class DelayConfig extends AbstractConfig {
     // plain key is passed through, which the prefixed one would silently override.
     if (!kafkaProperties().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
       props.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 100);
+    }
+    // Restore: a fresh instance reads its whole changelog back. With the consumer's defaults (1 MiB
+    // per partition per fetch, 1,000 records per poll) a 10 M-task restore took some 500 fetch
+    // round
+    // trips and 10,000 passes of the state updater. Larger steps: the restore consumer then holds
+    // at
+    // most 8 MiB of heap per restoring partition (and fetch.max.bytes, 50 MiB, per broker) while a
+    // fetch is consumed. Same rule as above for plain keys.
+    if (!kafkaProperties().containsKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)) {
+      props.put(
+          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
+          RESTORE_FETCH_BYTES_PER_PARTITION);
+    }
+    if (!kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
+      props.put(
+          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
+          RESTORE_RECORDS_PER_POLL);
     }
     // Under exactly_once_v2 (transaction version 2) a transaction's first produce to a partition
     // is refused with CONCURRENT_TRANSACTIONS while the coordinator still completes the previous

@@ -51,9 +51,15 @@ class DelayConfigTest {
     assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo(1_500);
     assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
         .isEqualTo(5_000);
-    assertThat(config.getRestoreConsumerConfigs("r").get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG))
-        .isEqualTo(100);
+    Map<String, Object> restore = config.getRestoreConsumerConfigs("r");
+    assertThat(restore.get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)).isEqualTo(100);
     assertThat(consumer).doesNotContainKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
+    // a restore reads in large fetches and polls; the main consumer keeps the defaults
+    assertThat(restore.get(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG))
+        .isEqualTo(8 * 1024 * 1024);
+    assertThat(restore.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo(10_000);
+    assertThat(consumer).doesNotContainKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG);
+    assertThat(consumer.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo(1000);
   }
 
   @Test
@@ -66,7 +72,9 @@ class DelayConfigTest {
                     ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "3000",
                     ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000",
                     ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000",
-                    ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200")));
+                    ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200",
+                    ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, "2097152",
+                    ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500")));
 
     // then: Kafka Streams would let a prefixed default of kdelay's win over them; it must not
     Map<String, Object> consumer = config.getMainConsumerConfigs("kdelay-test", "c", 0);
@@ -74,8 +82,11 @@ class DelayConfigTest {
     assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo("1000");
     assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
         .isEqualTo("3000");
-    assertThat(config.getRestoreConsumerConfigs("r").get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG))
-        .isEqualTo("200");
+    Map<String, Object> restore = config.getRestoreConsumerConfigs("r");
+    assertThat(restore.get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)).isEqualTo("200");
+    assertThat(restore.get(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)).isEqualTo("2097152");
+    assertThat(restore.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo("500");
+    assertThat(consumer.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo("500");
   }
 
   @Test

@@ -1,6 +1,7 @@
 package dev.kdelay.topology.internals;
 
 import dev.kdelay.topology.BoundedMemoryRocksDbConfig;
+import dev.kdelay.topology.DelayConfig;
 import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -44,8 +45,8 @@ import org.rocksdb.WriteOptions;
  *
  * <p>Run from the built benchmark jar: {@code java -Xmx2g -cp benchmarks/target/kdelay-bench.jar
  * dev.kdelay.topology.internals.StoreRestoreBenchmark [tasks [fired-percent [partitions
- * [write-buffer-MiB]]]]}; the write buffers default to the service's 32 MiB, shared by every store,
- * with a block cache twice their size.
+ * [write-buffer-MiB]]]]}; the write buffers default to the service's, shared by every store, with a
+ * block cache twice their size.
  */
 public final class StoreRestoreBenchmark {
 
@@ -75,7 +76,10 @@ public final class StoreRestoreBenchmark {
     int tasks = args.length > 0 ? Integer.parseInt(args[0]) : 10_000_000;
     int fired = args.length > 1 ? Integer.parseInt(args[1]) : 60;
     int partitions = args.length > 2 ? Integer.parseInt(args[2]) : 6;
-    long writeBufferMiB = args.length > 3 ? Long.parseLong(args[3]) : 32;
+    long writeBufferMiB =
+        args.length > 3
+            ? Long.parseLong(args[3])
+            : DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_DEFAULT / (1024 * 1024);
     StoreRestoreBenchmark bench =
         new StoreRestoreBenchmark(tasks, fired, partitions, writeBufferMiB * 1024 * 1024);
     System.out.printf(

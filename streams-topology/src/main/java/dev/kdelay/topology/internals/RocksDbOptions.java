@@ -60,7 +60,7 @@ final class RocksDbOptions {
         // Intake looks up ids that are mostly not stored yet: a filter over the memtable's keys
         // answers without searching its skip list. It is allocated whole with each memtable and
         // counted against the shared write buffer budget, so it is kept small: at 0.1 of 16 MiB,
-        // six partitions' filters took a third of the default 32 MiB budget, memtables were flushed
+        // six partitions' filters took a third of a 32 MiB budget, memtables were flushed
         // at about 1.5 MiB, and a restore spent its time merging the many small files that made.
         // 0.02 is 2.6 M bits, still tens of bits per key at the memtable sizes the budget allows.
         .setMemtablePrefixBloomSizeRatio(0.02)
