@@ -29,6 +29,11 @@ import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
@@ -95,24 +100,38 @@ class ComposeScenarioIT {
       up.addAll(SERVICES);
       compose.run(Duration.ofMinutes(8), up.toArray(String[]::new));
       mark("up (brokers healthy, replicas started)");
-      Await.until("every replica ready", Duration.ofMinutes(5), this::allReady);
-      mark("three replicas ready");
-      Await.until(
-          "Prometheus to scrape the three replicas",
-          Duration.ofSeconds(90),
-          () ->
-              prometheus("/api/v1/targets?state=active").path("data").path("activeTargets").size()
-                      == REPLICA_PORTS.size()
-                  && allMatch(
-                      prometheus("/api/v1/targets?state=active").path("data").path("activeTargets"),
-                      target -> target.path("health").asText().equals("up")));
-      mark("Prometheus scrapes the three");
-
       try (Admin admin = Admin.create(Map.of("bootstrap.servers", BOOTSTRAP))) {
+        // The target topics exist on every broker before anything reads or schedules to them. For
+        // tens of ms after CreateTopics returns, a broker that has not applied the new topic yet
+        // answers UNKNOWN_TOPIC_OR_PARTITION: a consumer's partitionsFor then returns no
+        // partitions at all (a reader made then is assigned nothing and never sees the fire), and
+        // kdelay's look-up of the target takes the topic for absent (the request is dead-lettered
+        // UNKNOWN_TOPIC). Either made the first schedule "not fire within 60 s".
         List<NewTopic> topics = new ArrayList<>();
         TARGETS.forEach(t -> topics.add(new NewTopic(t, 3, (short) 3)));
         topics.add(new NewTopic(API_TARGET, 3, (short) 3));
         admin.createTopics(topics).all().get(60, TimeUnit.SECONDS);
+        Await.until(
+            "every broker to list the target topics",
+            Duration.ofSeconds(60),
+            () -> everyBrokerLists(topics));
+        mark("target topics on every broker");
+
+        Await.until("every replica ready", Duration.ofMinutes(5), this::allReady);
+        mark("three replicas ready");
+        Await.until(
+            "Prometheus to scrape the three replicas",
+            Duration.ofSeconds(90),
+            () ->
+                prometheus("/api/v1/targets?state=active").path("data").path("activeTargets").size()
+                        == REPLICA_PORTS.size()
+                    && allMatch(
+                        prometheus("/api/v1/targets?state=active")
+                            .path("data")
+                            .path("activeTargets"),
+                        target -> target.path("health").asText().equals("up")));
+        mark("Prometheus scrapes the three");
+
         int requestPartitions =
             admin
                 .describeTopics(List.of("delay-requests"))
@@ -123,8 +142,7 @@ class ComposeScenarioIT {
                 .size();
 
         // then: a schedule made through one replica's admin API fires once
-        scheduleThroughTheApi(writeToken);
-        mark("API schedule fired once");
+        scheduleThroughTheApi(admin, writeToken, readToken);
 
         // when: a load, and a broker and a replica killed under it
         Ledger ledger = new Ledger();
@@ -223,6 +241,35 @@ class ComposeScenarioIT {
     }
   }
 
+  /**
+   * Whether every broker, asked on its own, lists every partition of these topics: a fresh
+   * consumer's first metadata request goes to its only bootstrap server.
+   */
+  private static boolean everyBrokerLists(List<NewTopic> topics) {
+    for (String broker : BOOTSTRAP.split(",")) {
+      try (KafkaConsumer<byte[], byte[]> consumer =
+          new KafkaConsumer<>(
+              Map.of(
+                  ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG,
+                  broker,
+                  ConsumerConfig.ALLOW_AUTO_CREATE_TOPICS_CONFIG,
+                  false),
+              new ByteArrayDeserializer(),
+              new ByteArrayDeserializer())) {
+        Map<String, List<PartitionInfo>> listed = consumer.listTopics(Duration.ofSeconds(10));
+        for (NewTopic topic : topics) {
+          List<PartitionInfo> partitions = listed.get(topic.name());
+          if (partitions == null || partitions.size() != topic.numPartitions()) {
+            return false;
+          }
+        }
+      } catch (KafkaException e) {
+        return false; // that broker did not answer in time: ask again
+      }
+    }
+    return true;
+  }
+
   private boolean allReady() {
     for (int port : REPLICA_PORTS) {
       try {
@@ -272,9 +319,16 @@ class ComposeScenarioIT {
     return true;
   }
 
-  private void scheduleThroughTheApi(String writeToken) throws Exception {
+  /**
+   * Schedules a task through kdelay-2's admin API and waits until it is visible, once, to a {@code
+   * read_committed} consumer; then until kdelay reports it fired, and reads the target to its last
+   * stable offset, so that a second fire would show. A timeout says where the request stands.
+   */
+  private void scheduleThroughTheApi(Admin admin, String writeToken, String readToken)
+      throws Exception {
     try (CommittedRecords fired =
         new CommittedRecords(BOOTSTRAP, List.of(API_TARGET), DelayHeaders.IDEMPOTENCY_KEY)) {
+      long sentMs = System.currentTimeMillis();
       HttpResponse<String> accepted =
           http.send(
               HttpRequest.newBuilder(URI.create("http://127.0.0.1:8082/schedules"))
@@ -289,14 +343,78 @@ class ComposeScenarioIT {
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
-      Await.until("the API's schedule to fire", Duration.ofSeconds(60), () -> fired.size() >= 1);
-      Thread.sleep(3_000);
+      try {
+        Await.until("the API's schedule to fire", Duration.ofSeconds(60), () -> fired.size() >= 1);
+      } catch (AssertionError e) {
+        throw new AssertionError(
+            e.getMessage() + "; where it stands:\n" + whereItStands(admin, readToken), e);
+      }
+      long visibleMs = fired.snapshot().get(0).receivedAtMs();
+      Await.until(
+          "kdelay to report api-1 fired",
+          Duration.ofSeconds(30),
+          () -> reportedFired(scheduleStatus(readToken)));
       List<Received> received = fired.finish(Duration.ofSeconds(30));
       assertThat(received).hasSize(1);
       assertThat(new String(received.get(0).record().key(), StandardCharsets.UTF_8))
           .isEqualTo("api-1");
       assertThat(received.get(0).value()).isEqualTo("through kdelay-2");
+      mark(
+          "API schedule fired once (accepted "
+              + accepted.body()
+              + ", due 2 s after, visible "
+              + (visibleMs - sentMs)
+              + " ms after it was sent)");
     }
+  }
+
+  /** {@code GET /schedules/api-1} through kdelay-2, which asks the owner: status and body. */
+  private String scheduleStatus(String readToken) {
+    try {
+      HttpResponse<String> response =
+          http.send(
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:8082/schedules/api-1"))
+                  .header("Authorization", "Bearer " + readToken)
+                  .timeout(Duration.ofSeconds(15))
+                  .build(),
+              HttpResponse.BodyHandlers.ofString());
+      return response.statusCode() + " " + response.body();
+    } catch (IOException e) {
+      return "no answer: " + e;
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      return "interrupted";
+    }
+  }
+
+  /** Whether a {@link #scheduleStatus} answer is 200 with the status {@code fired}. */
+  private static boolean reportedFired(String answer) {
+    if (!answer.startsWith("200 ")) {
+      return false;
+    }
+    try {
+      return new ObjectMapper()
+          .readTree(answer.substring(4))
+          .path("status")
+          .asText()
+          .equals("fired");
+    } catch (IOException e) {
+      return false;
+    }
+  }
+
+  /** Where the API's schedule stands: kdelay's view of it, the group, offsets, dead letters. */
+  private String whereItStands(Admin admin, String readToken) throws InterruptedException {
+    List<String> topics = new ArrayList<>(List.of("delay-requests", "delay-requests-rerouted"));
+    topics.add(API_TARGET);
+    topics.add("delay-dlq");
+    topics.add("kdelay-delay-schedules-v2-changelog");
+    return "GET /schedules/api-1: "
+        + scheduleStatus(readToken)
+        + "\ndead letters: "
+        + deadLetters()
+        + "\n"
+        + ClusterSnapshot.of(admin, "kdelay", topics);
   }
 
   private List<String> deadLetters() throws InterruptedException {
