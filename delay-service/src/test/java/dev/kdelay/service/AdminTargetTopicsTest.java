@@ -29,7 +29,8 @@ class AdminTargetTopicsTest {
           new TargetTopicCache(100, Duration.ofSeconds(5), clock),
           Duration.ofMillis(50),
           Duration.ofHours(1), // refresh() is called by the tests
-          warmed::add);
+          warmed::add,
+          Duration.ZERO); // a first absence is read again at once
 
   @AfterEach
   void close() {
@@ -65,10 +66,52 @@ class AdminTargetTopicsTest {
     assertThat(topics.known("t")).isEmpty();
     assertThat(topics.known("t")).isEmpty();
 
-    // then one read, and the answer once it came
+    // then one read, and the answer once it came (an absence once read again)
+    reads.answer(Map.of("t", TargetTopic.ABSENT));
+    reads.awaitBatches(2);
+    assertThat(topics.known("t")).isEmpty();
     reads.answer(Map.of("t", TargetTopic.ABSENT));
     assertThat(topics.known("t")).contains(TargetTopic.ABSENT);
-    assertThat(reads.batches()).containsExactly(List.of("t"));
+    assertThat(reads.batches()).containsExactly(List.of("t"), List.of("t"));
+  }
+
+  @Test
+  void shouldBelieveAFirstAbsenceOnlyWhenASecondReadSaysItToo() {
+    // given: a topic created a moment ago, which one broker does not know yet
+    assertThat(topics.known("new")).isEmpty();
+    reads.answer(Map.of("new", TargetTopic.ABSENT));
+
+    // then: still being looked up (intake keeps its requests aside), and read again
+    reads.awaitBatches(2);
+    assertThat(topics.known("new")).isEmpty();
+    assertThat(topics.cached("new")).isEqualTo(TargetTopic.UNKNOWN);
+
+    // when: the second read finds it
+    reads.answer(Map.of("new", TargetTopic.present(3)));
+
+    // then: present, never absent, and warmed
+    assertThat(topics.known("new")).contains(TargetTopic.present(3));
+    assertThat(warmed).containsExactly(List.of("new"));
+    assertThat(reads.batches()).hasSize(2);
+  }
+
+  @Test
+  void shouldNotReadAgainAnAbsenceItAlreadyBelieved() {
+    // given: an absence confirmed, then expired
+    topics.cached("gone");
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
+    reads.awaitBatches(2);
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
+    clock.advance(Duration.ofSeconds(5));
+
+    // when: read again, and still absent
+    topics.cached("gone");
+    reads.awaitBatches(3);
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
+
+    // then: believed at once
+    assertThat(topics.known("gone")).contains(TargetTopic.ABSENT);
+    assertThat(reads.batches()).hasSize(3);
   }
 
   @Test
@@ -93,13 +136,15 @@ class AdminTargetTopicsTest {
     // given
     topics.cached("gone");
     reads.answer(Map.of("gone", TargetTopic.ABSENT));
+    reads.awaitBatches(2);
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
 
     // when
     clock.advance(Duration.ofSeconds(5));
 
     // then: the fire path still has an answer, and a new read has started
     assertThat(topics.cached("gone")).isEqualTo(TargetTopic.ABSENT);
-    assertThat(reads.batches()).hasSize(2);
+    assertThat(reads.batches()).hasSize(3);
   }
 
   @Test
@@ -128,10 +173,12 @@ class AdminTargetTopicsTest {
     reads.answer(Map.of("here", TargetTopic.present(1)));
     topics.cached("gone");
     reads.answer(Map.of("gone", TargetTopic.ABSENT));
+    reads.awaitBatches(3);
+    reads.answer(Map.of("gone", TargetTopic.ABSENT));
     assertThat(warmed).containsExactly(List.of("here"));
 
     CompletableFuture<Void> refreshed = CompletableFuture.runAsync(topics::refresh);
-    reads.awaitBatches(3);
+    reads.awaitBatches(4);
     reads.answer(Map.of("here", TargetTopic.present(1), "gone", TargetTopic.ABSENT));
     refreshed.join();
 
