@@ -48,26 +48,36 @@ final class FirePathWarmup {
   /** Any name outside kdelay's own topics: the warm-up's policy allows every other. */
   private static final String TARGET = "warmup.fired";
 
+  /** The synthetic schedule ids' prefix. */
+  private static final String ID_PREFIX = "warmup-";
+
   private FirePathWarmup() {}
 
   /**
    * What a warm-up did.
    *
    * @param fired the synthetic tasks that fired
+   * @param rerouted synthetic requests kdelay moved to the partition their id hashes to: none, as
+   *     in production, where producers partition by the same hash
    * @param took how long it took
    */
-  record Result(int fired, Duration took) {}
+  record Result(int fired, int rerouted, Duration took) {}
 
   /** Takes in and fires {@code tasks} synthetic tasks with {@code service}'s settings. */
   static Result run(DelayConfig service, int tasks) {
     long started = System.nanoTime();
     int fired = 0;
+    int rerouted = 0;
     Path stateDir = temporaryDirectory(Path.of(service.getString(DelayConfig.STATE_DIR_CONFIG)));
     try {
       Map<Object, Object> settings = new HashMap<>(service.originals());
       settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-warmup");
       settings.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
       settings.put(DelayConfig.TARGET_TOPIC_ALLOW_CONFIG, ".*");
+      // The driver has one partition per topic: with the service's partition count, five requests
+      // in six sat on a partition their id does not hash to, went through the reroute topic and
+      // were taken in twice, a path production requests do not take.
+      settings.put(DelayConfig.REQUESTS_PARTITIONS_CONFIG, 1);
       DelayConfig config = new DelayConfig(settings);
       // The driver's clock starts now and moves only when told, so tasks are due exactly when
       // the driver's wall clock says, whatever the machine's load.
@@ -85,7 +95,7 @@ final class FirePathWarmup {
         ByteArrayDeserializer read = new ByteArrayDeserializer();
         TestInputTopic<byte[], byte[]> requests =
             driver.createInputTopic(config.requestsTopic(), bytes, bytes);
-        TestInputTopic<byte[], byte[]> rerouted =
+        TestInputTopic<byte[], byte[]> reroute =
             driver.createInputTopic(config.rerouteTopic(), bytes, bytes);
         TestOutputTopic<byte[], byte[]> fences =
             driver.createOutputTopic(config.rerouteTopic(), read, read);
@@ -104,7 +114,7 @@ final class FirePathWarmup {
                 Long.toString(due.toEpochMilli()).getBytes(StandardCharsets.UTF_8));
             requests.pipeInput(
                 new TestRecord<>(
-                    ("warmup-" + taken).getBytes(StandardCharsets.UTF_8), payload, headers, now));
+                    (ID_PREFIX + taken).getBytes(StandardCharsets.UTF_8), payload, headers, now));
           }
           // Punctuations until the round has fired (a bounded number: the warm-up must end
           // whatever it meets); kdelay's fences come back as Kafka would bring them, once.
@@ -112,7 +122,13 @@ final class FirePathWarmup {
           for (int step = 0; step < MAX_STEPS_PER_ROUND && firedOfRound < size; step++) {
             now = now.plus(config.punctuateInterval());
             driver.advanceWallClockTime(config.punctuateInterval());
-            fences.readRecordsToList().forEach(rerouted::pipeInput);
+            for (TestRecord<byte[], byte[]> back : fences.readRecordsToList()) {
+              if (back.key() != null
+                  && new String(back.key(), StandardCharsets.UTF_8).startsWith(ID_PREFIX)) {
+                rerouted++; // a request, not a fence
+              }
+              reroute.pipeInput(back);
+            }
             firedOfRound += targets.readRecordsToList().size();
           }
           fired += firedOfRound;
@@ -122,7 +138,7 @@ final class FirePathWarmup {
     } finally {
       deleteQuietly(stateDir);
     }
-    return new Result(fired, Duration.ofNanos(System.nanoTime() - started));
+    return new Result(fired, rerouted, Duration.ofNanos(System.nanoTime() - started));
   }
 
   /** The driver keeps every record written until read: drops the changelogs' and the rest. */

@@ -20,12 +20,19 @@ class FirePathWarmupTest {
         FirePathWarmup.run(
             new DelayConfig(
                 Map.of(
-                    DelayConfig.APPLICATION_ID_CONFIG, "kdelay-service",
-                    DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092",
-                    DelayConfig.STATE_DIR_CONFIG, stateDir.toString())),
+                    DelayConfig.APPLICATION_ID_CONFIG,
+                    "kdelay-service",
+                    DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    "unused:9092",
+                    DelayConfig.STATE_DIR_CONFIG,
+                    stateDir.toString(),
+                    // the service's request topic has six partitions by default
+                    DelayConfig.REQUESTS_PARTITIONS_CONFIG,
+                    6)),
             5_000);
 
     assertThat(result.fired()).isEqualTo(5_000);
+    assertThat(result.rerouted()).as("requests taken in twice, through the reroute topic").isZero();
     System.out.printf("warm-up of 5,000 tasks took %,d ms%n", result.took().toMillis());
     try (Stream<Path> left = Files.list(stateDir)) {
       assertThat(left).as("what the warm-up left in the state directory").isEmpty();
