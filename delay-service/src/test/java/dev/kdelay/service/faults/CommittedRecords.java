@@ -88,8 +88,14 @@ final class CommittedRecords implements AutoCloseable {
             new ByteArrayDeserializer());
     List<TopicPartition> partitions = new ArrayList<>();
     for (String topic : topics) {
-      consumer
-          .partitionsFor(topic)
+      // For a moment after its creation a topic can be unknown to the broker asked, and
+      // partitionsFor then answers an empty list without retrying (Kafka 4.3): a reader of no
+      // partitions would see nothing and say nothing. On the compose cluster 5-8 fresh readers in
+      // 100 got none.
+      Await.value(
+              "the partitions of " + topic,
+              Duration.ofSeconds(30),
+              () -> Optional.of(consumer.partitionsFor(topic)).filter(found -> !found.isEmpty()))
           .forEach(info -> partitions.add(new TopicPartition(topic, info.partition())));
     }
     consumer.assign(partitions);
