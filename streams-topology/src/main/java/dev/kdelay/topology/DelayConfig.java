@@ -716,13 +716,11 @@ public final class DelayConfig extends AbstractConfig {
     if (!kafkaProperties().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
       props.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 100);
     }
-    // Restore: a fresh instance reads its whole changelog back. With the consumer's defaults (1 MiB
-    // per partition per fetch, 1,000 records per poll) a 10 M-task restore took some 500 fetch
-    // round
-    // trips and 10,000 passes of the state updater. Larger steps: the restore consumer then holds
-    // at
-    // most 8 MiB of heap per restoring partition (and fetch.max.bytes, 50 MiB, per broker) while a
-    // fetch is consumed. Same rule as above for plain keys.
+    // Restore: a fresh instance reads its whole changelog back. With the consumer's defaults
+    // (1 MiB per partition per fetch, 1,000 records per poll), a 10 M-task restore took some 500
+    // fetch round trips and 10,000 passes of the state updater. With larger steps the restore
+    // consumer holds at most 8 MiB of heap per restoring partition (and fetch.max.bytes, 50 MiB,
+    // per broker) while a fetch is consumed. Same rule as above for plain keys.
     if (!kafkaProperties().containsKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)) {
       props.put(
           StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
