@@ -99,11 +99,7 @@ class AdminTargetTopicsTest {
   @Test
   void shouldNotReadAgainAnAbsenceItAlreadyBelieved() {
     // given: an absence confirmed, then expired
-    topics.cached("gone");
-    reads.answer(Map.of("gone", TargetTopic.ABSENT));
-    reads.awaitBatches(2);
-    reads.answer(Map.of("gone", TargetTopic.ABSENT));
-    settled("gone");
+    believedAbsent("gone");
     clock.advance(Duration.ofSeconds(5));
 
     // when: read again, and still absent
@@ -136,11 +132,7 @@ class AdminTargetTopicsTest {
   @Test
   void shouldKeepAnsweringAbsentButReadAgainWhenTheAbsenceHasExpired() {
     // given
-    topics.cached("gone");
-    reads.answer(Map.of("gone", TargetTopic.ABSENT));
-    reads.awaitBatches(2);
-    reads.answer(Map.of("gone", TargetTopic.ABSENT));
-    settled("gone");
+    believedAbsent("gone");
 
     // when
     clock.advance(Duration.ofSeconds(5));
@@ -174,11 +166,7 @@ class AdminTargetTopicsTest {
   void shouldWarmATopicWhenFirstFoundPresentAndEveryExistingTopicAtEachRefresh() {
     topics.cached("here");
     reads.answer(Map.of("here", TargetTopic.present(1)));
-    topics.cached("gone");
-    reads.answer(Map.of("gone", TargetTopic.ABSENT));
-    reads.awaitBatches(3);
-    reads.answer(Map.of("gone", TargetTopic.ABSENT));
-    settled("gone");
+    believedAbsent("gone");
     assertThat(warmed).containsExactly(List.of("here"));
 
     CompletableFuture<Void> refreshed = CompletableFuture.runAsync(topics::refresh);
@@ -187,6 +175,16 @@ class AdminTargetTopicsTest {
     refreshed.join();
 
     assertThat(warmed).containsExactly(List.of("here"), List.of("here"));
+  }
+
+  /** Reads a topic the cluster twice says is absent, until the absence is believed. */
+  private void believedAbsent(String topic) {
+    int before = reads.batches().size();
+    topics.cached(topic);
+    reads.answer(Map.of(topic, TargetTopic.ABSENT));
+    reads.awaitBatches(before + 2);
+    reads.answer(Map.of(topic, TargetTopic.ABSENT));
+    settled(topic);
   }
 
   /**
