@@ -91,11 +91,12 @@ public final class DelayConfig extends AbstractConfig {
 
   public static final String MAX_FIRES_PER_COMMIT_CONFIG = "delay.max.fires.per.commit";
   private static final String MAX_FIRES_PER_COMMIT_DOC =
-      "Most due tasks a stream thread fires into one transaction; its tasks with due work share"
-          + " it evenly. Under exactly-once fired records become visible when their transaction"
-          + " commits, so a burst of tasks due at once becomes visible as it drains, this many at"
-          + " a time, instead of when all of it has fired. Higher drains a burst with fewer"
-          + " commits; lower makes its first fires visible sooner.";
+      "Most due tasks a stream thread fires into the first transaction of a burst; its tasks"
+          + " with due work share it evenly. Under exactly-once fired records become visible when"
+          + " their transaction commits, so a burst of tasks due at once becomes visible as it"
+          + " drains instead of when all of it has fired. Each transaction the burst fills lets the"
+          + " next carry twice as many, up to 16 times this, so a large burst drains with few"
+          + " commits. Lower makes a burst's first fires visible sooner.";
 
   public static final String COMMIT_INTERVAL_CONFIG = "delay.commit.interval.ms";
   private static final String COMMIT_INTERVAL_DOC =

@@ -194,7 +194,7 @@ final class FirePunctuator implements Punctuator {
     waitedLastTime = waitingNow == null ? Map.of() : waitingNow;
     waitingNow = null;
     // A burst: the task's share of the transaction is fired, so it commits now (FireCommits).
-    commits.spent(context, now, handled, allowed);
+    commits.spent(context, now, handled);
     if (steps.fired(handled)) {
       // After a refusal: this step's commit now, whatever the commit interval (see FireSteps).
       context.commit();

@@ -232,7 +232,6 @@ class FireCommitsTest {
     runOnOwnThread(thread);
   }
 
-  /** Runs on a fresh thread (the limit is per thread) and fails if anything there failed. */
   @Test
   void shouldShareATransactionAmongTheTasksWithDueWorkAndCommitOnceAShareIsFired()
       throws Exception {
@@ -245,59 +244,122 @@ class FireCommitsTest {
 
           // given: a burst; the first task to punctuate knows of no other with due work
           assertThat(a.allowance()).isEqualTo(1_000);
-          a.spent(context, 1_000, 1_000, 1_000);
+          a.spent(context, 1_000, 1_000);
           assertThat(context.committed()).as("a fired all it was allowed: commit now").isTrue();
           context.resetCommit();
           assertThat(b.allowance()).as("the transaction is full").isZero();
           assertThat(c.allowance()).isZero();
           FireCommits.committed();
+          a.maybeRequest(context, 1_010); // the thread's next punctuation: the commit ended
 
-          // when: the next transaction, three tasks with due work
+          // when: the next transaction (twice as large: the burst filled the first), three tasks
+          // with due work
           // then: a third each, and each commits once it has fired its third
-          assertThat(a.allowance()).isEqualTo(334);
-          a.spent(context, 1_000, 334, 334);
+          assertThat(a.allowance()).isEqualTo(667);
+          a.spent(context, 1_000, 667);
           assertThat(context.committed()).isTrue();
           context.resetCommit();
-          assertThat(b.allowance()).isEqualTo(334);
-          b.spent(context, 1_000, 100, 334); // all b had due
+          assertThat(b.allowance()).isEqualTo(667);
+          b.spent(context, 1_000, 100); // all b had due
           assertThat(context.committed()).isFalse();
-          assertThat(b.allowance()).isEqualTo(234);
-          assertThat(c.allowance()).isEqualTo(334);
-          c.spent(context, 1_000, 334, 334);
-          FireCommits.committed();
+          assertThat(b.allowance()).isEqualTo(567);
+          assertThat(c.allowance()).isEqualTo(667);
+          c.spent(context, 1_000, 667);
+          FireCommits.committed(); // not full, no late fire: the burst is over
+          c.maybeRequest(context, 1_020);
 
-          // and: once only one task has due work, it has the whole transaction again
+          // and: once only one task has due work, it has the whole first transaction again
           assertThat(c.allowance()).isEqualTo(334);
-          c.spent(context, 1_000, 10, 334);
+          c.spent(context, 1_000, 10);
           FireCommits.committed();
+          c.maybeRequest(context, 1_030);
           assertThat(c.allowance()).isEqualTo(1_000);
         };
     runOnOwnThread(thread);
   }
 
   @Test
-  void shouldNeverAllowMoreThanWhatIsLeftOfTheTransaction() throws Exception {
+  void shouldDoubleTheTransactionWhileABurstFillsItAndStartSmallAfterIt() throws Exception {
     Runnable thread =
         () -> {
           MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
-          FireCommits a = new FireCommits(20, 100, 1_000, 10);
-          FireCommits b = new FireCommits(20, 100, 1_000, 10);
-          a.allowance();
-          b.allowance();
-          FireCommits.committed(); // two tasks with due work: 5 each
+          FireCommits commits = new FireCommits(20, 100, 1_000, 1_000);
 
-          assertThat(a.allowance()).isEqualTo(5);
-          a.spent(context, 1_000, 5, 5);
-          assertThat(b.allowance()).isEqualTo(5);
-          b.spent(context, 1_000, 3, 5);
-          FireCommits c = new FireCommits(20, 100, 1_000, 10);
-          assertThat(c.allowance()).as("a third of 10, but 2 are left").isEqualTo(2);
-          c.spent(context, 1_000, 2, 2);
-          assertThat(b.allowance()).isZero();
+          // given: a burst larger than any transaction; each fills the one it may
+          int[] seen = new int[FireCommits.MAX_GROWTH + 3];
+          for (int i = 0; i < seen.length; i++) {
+            seen[i] = commits.allowance();
+            commits.spent(context, 1_000, seen[i]);
+            assertThat(context.committed()).as("transaction %d full: commit now", i).isTrue();
+            context.resetCommit();
+            FireCommits.committed();
+            commits.maybeRequest(context, 1_010);
+          }
+
+          // then: each transaction allowed twice the last, up to 16 times the first
+          assertThat(seen).containsExactly(1_000, 2_000, 4_000, 8_000, 16_000, 16_000, 16_000);
+
+          // when: a transaction ends that is not full and fired nothing late
+          assertThat(commits.allowance()).isEqualTo(16_000);
+          commits.spent(context, 1_000, 5);
+          FireCommits.committed();
+          commits.maybeRequest(context, 1_020);
+
+          // then: the next burst starts small again
+          assertThat(commits.allowance()).isEqualTo(1_000);
         };
     runOnOwnThread(thread);
   }
 
+  @Test
+  void shouldKeepTheGrowthThroughARegularCommitThatCutsALateTransactionShort() throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits commits = new FireCommits(20, 100, 1_000, 1_000);
+          commits.spent(context, 1_000, commits.allowance()); // full: the next may carry 2,000
+          context.resetCommit();
+          FireCommits.committed();
+          commits.maybeRequest(context, 1_010);
+
+          // when: the burst goes on, fires are late, and the regular commit comes before the
+          // transaction is full
+          assertThat(commits.allowance()).isEqualTo(2_000);
+          commits.fired(FireCommits.BEHIND_MS + 1);
+          commits.spent(context, 1_000, 1_500);
+          assertThat(context.committed()).as("a share not fired yet: no request").isFalse();
+          FireCommits.committed();
+          commits.maybeRequest(context, 1_110);
+
+          // then: still in the burst, the transaction stays as large
+          assertThat(commits.allowance()).isEqualTo(2_000);
+        };
+    runOnOwnThread(thread);
+  }
+
+  @Test
+  void shouldAskForNoCommitWhenAPunctuationFiredLessThanItsShareForALimitOfItsOwn()
+      throws Exception {
+    Runnable thread =
+        () -> {
+          MockProcessorContext<Object, Object> context = new MockProcessorContext<>();
+          FireCommits commits = new FireCommits(20, 100, 1_000, 10_000);
+
+          // when: the punctuation may fire 10,000 into the transaction, but fires 2,000 (its own
+          // limit per punctuation)
+          assertThat(commits.allowance()).isEqualTo(10_000);
+          commits.spent(context, 1_000, 2_000);
+
+          // then: the transaction goes on; the task fires the rest of its share first
+          assertThat(context.committed()).isFalse();
+          assertThat(commits.allowance()).isEqualTo(8_000);
+          commits.spent(context, 1_005, 8_000);
+          assertThat(context.committed()).isTrue();
+        };
+    runOnOwnThread(thread);
+  }
+
+  /** Runs on a fresh thread (the state is per thread) and fails if anything there failed. */
   private static void runOnOwnThread(Runnable body) throws Exception {
     java.util.concurrent.atomic.AtomicReference<Throwable> failure =
         new java.util.concurrent.atomic.AtomicReference<>();
