@@ -67,16 +67,6 @@ public final class ChangeLoggingScheduleBytesStore
   }
 
   @Override
-  public void beginWriteBatch() {
-    wrapped().beginWriteBatch();
-  }
-
-  @Override
-  public void endWriteBatch() {
-    wrapped().endWriteBatch();
-  }
-
-  @Override
   public byte[] get(byte[] id) {
     return wrapped().get(id);
   }

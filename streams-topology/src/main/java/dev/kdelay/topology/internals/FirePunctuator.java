@@ -121,14 +121,8 @@ final class FirePunctuator implements Punctuator {
   @Override
   public void punctuate(long timestamp) {
     long now = context.currentSystemTimeMs();
-    // The writes of a punctuation's fires go to RocksDB in one write batch, not one per fire: made
-    // at the end, or before the store is next read (ScheduleBytesStore#beginWriteBatch).
-    store.beginWriteBatch();
-    try {
-      fireDue(now);
-    } finally {
-      store.endWriteBatch();
-    }
+    // The store collects the fires' writes and makes them in write batches (ScheduleBytesStore).
+    fireDue(now);
     // One request for this punctuation's fires and those its interval held back.
     commits.maybeRequest(context, now);
   }

@@ -39,24 +39,14 @@ public interface ScheduleBytes extends StateStore {
   byte[] get(byte[] id);
 
   /**
-   * Replaces an id's entry and its index keys in one write batch.
+   * Replaces an id's entry and its index keys in one write batch: collected, and made with the
+   * writes around it, before any read that needs it. Reads always see every write.
    *
    * @param id the schedule id, UTF-8
    * @param previous the entry the caller read for the id, or null if it had none
    * @param next the new entry, or null to delete the id's entry
    */
   void write(byte[] id, byte[] previous, byte[] next);
-
-  /**
-   * Collects the writes that follow into one write batch, made by {@link #endWriteBatch} or before
-   * the next read of the store, whichever comes first: reads always see every write.
-   */
-  void beginWriteBatch();
-
-  /**
-   * Makes the writes collected since {@link #beginWriteBatch}; each write is made at once again.
-   */
-  void endWriteBatch();
 
   /**
    * The entries due at or before {@code nowMs} in due order, after {@code after} if given, bounded

@@ -52,9 +52,13 @@ import org.rocksdb.WriteOptions;
  * (see {@link ChangeLoggingScheduleBytesStore} for how the changelog forgets them). This layer logs
  * nothing; it reads the changelog only when restoring.
  *
- * <p>A punctuation's fires write their entries in one write batch ({@link #beginWriteBatch}): one
- * call into RocksDB per batch of fires instead of one per fire. Every read first makes the writes
- * collected so far, so that no reader, interactive queries included, sees the store without them.
+ * <p>Writes are collected and made in one write batch ({@link StagedWrites}): one call into RocksDB
+ * for up to {@link #MAX_COLLECTED_WRITES} writes or {@link #MAX_COLLECTED_BYTES} bytes instead of
+ * one per request or fire (on the store alone, a new id's lookup and write took 4.9-5.5 µs against
+ * 5.5-7.6 µs made one by one). A lookup by id reads the collected writes first ({@link #get});
+ * every other read, a commit and a close first make them, so that no reader, interactive queries
+ * included, sees the store without them. A sweep with nothing expired reads nothing and makes
+ * nothing.
  *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
  * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint.
@@ -82,10 +86,22 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   private long readBytes;
   private final IndexBounds bounds = new IndexBounds();
 
+  /** Writes collected at most before they are made, whatever their size. */
+  static final int MAX_COLLECTED_WRITES = 4_096;
+
+  /** Bytes of keys and values collected at most before they are made. */
+  static final long MAX_COLLECTED_BYTES = 4L * 1024 * 1024;
+
+  /** Writes collected, not made yet. */
+  private StagedWrites collected = new StagedWrites();
+
   /**
-   * Writes collected since {@link #beginWriteBatch}, not made yet; null when each write is made.
+   * The entries the collected writes leave, by id: a value, or {@link #DELETED}. What a lookup by
+   * id reads before RocksDB.
    */
-  private StagedWrites batched;
+  private final Map<Bytes, byte[]> collectedEntries = new HashMap<>();
+
+  private static final byte[] DELETED = new byte[0];
 
   ScheduleBytesStore(String name) {
     this.name = name;
@@ -145,7 +161,10 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] get(byte[] id) {
     checkOpen();
-    makeBatched();
+    byte[] collectedEntry = collectedEntries.get(Bytes.wrap(id));
+    if (collectedEntry != null) {
+      return collectedEntry == DELETED ? null : collectedEntry;
+    }
     byte[] key = StoreKeys.entry(id);
     try {
       Holder<byte[]> inMemory = new Holder<>();
@@ -174,35 +193,20 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
-    if (batched != null) {
-      stage(batched, id, StoreKeys.indexOf(id, previous), next);
-    } else {
-      StagedWrites writes = new StagedWrites();
-      stage(writes, id, StoreKeys.indexOf(id, previous), next);
-      make(writes);
+    stage(collected, id, StoreKeys.indexOf(id, previous), next);
+    collectedEntries.put(Bytes.wrap(id), next == null ? DELETED : next);
+    if (collected.count() >= MAX_COLLECTED_WRITES || collected.bytes() >= MAX_COLLECTED_BYTES) {
+      makeCollected();
     }
     notePosition();
   }
 
-  @Override
-  public synchronized void beginWriteBatch() {
-    checkOpen();
-    if (batched == null) {
-      batched = new StagedWrites();
-    }
-  }
-
-  @Override
-  public synchronized void endWriteBatch() {
-    makeBatched();
-    batched = null;
-  }
-
-  /** Makes the writes collected so far, if any; the batch stays open. */
-  private void makeBatched() {
-    if (batched != null && !batched.isEmpty()) {
-      StagedWrites writes = batched;
-      batched = new StagedWrites();
+  /** Makes the writes collected so far, if any. */
+  private void makeCollected() {
+    if (!collected.isEmpty()) {
+      StagedWrites writes = collected;
+      collected = new StagedWrites();
+      collectedEntries.clear();
       make(writes);
     }
   }
@@ -261,7 +265,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
 
   private synchronized void refreshNextDue() {
     checkOpen();
-    makeBatched();
+    makeCollected();
     try (RocksIterator scan = db.newIterator()) {
       bounds.nextDueRead(firstIndexed(scan, bounds.dueFrom(), StoreKeys.DUE));
     }
@@ -287,7 +291,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     checkOpen();
-    makeBatched();
+    makeCollected();
     byte[] dueFrom = bounds.dueFrom();
     DueScan found = new DueScan(db, nowMs, maxCount, maxBytes);
     try (RocksIterator scan = db.newIterator()) {
@@ -336,10 +340,10 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized int sweep(long nowMs, int max) {
     checkOpen();
-    makeBatched();
     if (!bounds.mayHaveExpired(nowMs)) {
-      return 0;
+      return 0; // answered from memory: the collected writes wait for a read that needs them
     }
+    makeCollected();
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.EXPIRY, nowMs + 1);
     List<byte[]> expired = new ArrayList<>();
     try (RocksIterator scan = db.newIterator()) {
@@ -389,7 +393,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
     checkOpen();
-    makeBatched();
+    makeCollected();
     List<Due> listed = new ArrayList<>();
     byte[] bound = StoreKeys.indexPrefix(StoreKeys.DUE, dueBeforeMs);
     byte[] start = StoreKeys.before(from, bounds.dueFrom()) ? bounds.dueFrom() : from;
@@ -420,7 +424,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] scanEntries(byte[] afterId, int max, EntryVisitor visitor) {
     checkOpen();
-    makeBatched();
+    makeCollected();
     byte[] last = null;
     byte[] bound = {StoreKeys.DUE};
     try (RocksIterator scan = db.newIterator()) {
@@ -452,7 +456,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
       positions.add(ScheduleChangelog.replaced(record));
     }
     synchronized (this) {
-      makeBatched();
+      makeCollected();
       try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
@@ -541,7 +545,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   /** RocksDB's estimate of the keys held: entries and index keys. */
   public synchronized long approximateNumKeys() {
     checkOpen();
-    makeBatched();
+    makeCollected();
     try {
       return db.getLongProperty("rocksdb.estimate-num-keys");
     } catch (RocksDBException e) {
@@ -559,7 +563,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized void commit(Map<TopicPartition, Long> changelogOffsets) {
     if (open) {
-      makeBatched();
+      makeCollected();
     }
     if (flushOnCommit && open) {
       persistMemtables();
@@ -581,10 +585,11 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     }
     open = false;
     try {
-      makeBatched(); // the writes a caller made, as if each had been made at once
+      makeCollected(); // the writes a caller made, as if each had been made at once
       persistMemtables(); // before Kafka Streams writes the checkpoint naming the changelog offset
     } finally {
-      batched = null;
+      collected = new StagedWrites();
+      collectedEntries.clear();
       db.close();
       if (configSetter != null) {
         configSetter.close(name, options);
@@ -616,8 +621,14 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     return position();
   }
 
-  /** The RocksDB instance, for tests that inspect it. */
-  RocksDB db() {
+  /** The RocksDB instance with every write made, for tests that inspect it. */
+  synchronized RocksDB db() {
+    makeCollected();
     return db;
+  }
+
+  /** Whether writes are collected and not made yet; for tests. */
+  synchronized boolean hasCollectedWrites() {
+    return !collected.isEmpty();
   }
 }

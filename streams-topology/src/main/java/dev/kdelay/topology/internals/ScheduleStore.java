@@ -142,19 +142,6 @@ public final class ScheduleStore
   }
 
   /**
-   * Collects the writes that follow into one RocksDB write batch, until {@link #endWriteBatch} or
-   * the next read (see {@link ScheduleBytes#beginWriteBatch}); each is still logged at once.
-   */
-  public void beginWriteBatch() {
-    bytes.beginWriteBatch();
-  }
-
-  /** Makes the writes collected since {@link #beginWriteBatch} in one write batch. */
-  public void endWriteBatch() {
-    bytes.endWriteBatch();
-  }
-
-  /**
    * The entries due at or before {@code nowMs}, in due order, bounded in count and bytes; the scan
    * is closed when this returns.
    */

@@ -33,17 +33,30 @@ final class StagedWrites {
   private record Write(byte[] key, byte[] value) {}
 
   private final List<Write> writes = new ArrayList<>();
+  private long bytes;
 
   void put(byte[] key, byte[] value) {
     writes.add(new Write(key, value));
+    bytes += key.length + value.length;
   }
 
   void delete(byte[] key) {
     writes.add(new Write(key, null));
+    bytes += key.length;
   }
 
   boolean isEmpty() {
     return writes.isEmpty();
+  }
+
+  /** How many writes are staged. */
+  int count() {
+    return writes.size();
+  }
+
+  /** The bytes of the staged writes' keys and values. */
+  long bytes() {
+    return bytes;
   }
 
   /** Orders the writes by key (unsigned bytes), keeping the order of writes to the same key. */

@@ -552,30 +552,73 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
-  void shouldMakeBatchedWritesAtTheEndOfTheBatchOrBeforeAnyRead() throws Exception {
-    // given: two due entries, fired in one write batch
+  void shouldCollectWritesWhichALookupSeesAndMakeThemBeforeAnyOtherRead() throws Exception {
+    // given: two due entries, written and made
     schedule("a", 10);
     schedule("b", 20);
-    store.beginWriteBatch();
+    store.commit(Map.of());
+    assertThat(store.hasCollectedWrites()).isFalse();
+
+    // when: one fires and the other is cancelled
     byte[] marker =
         ScheduleEntry.marker(State.FIRED, 5_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes();
     store.write(bytes("a"), entry("a"), marker);
-
-    // then: RocksDB has not seen the write yet, but a read of the store does
-    assertThat(store.db().get(StoreKeys.entry(bytes("a")))).isEqualTo(scheduled(10).toBytes());
-    assertThat(entry("a")).isEqualTo(marker);
-
-    // when: more writes in the same batch, then the batch ends
     store.write(bytes("b"), entry("b"), null);
-    assertThat(store.db().get(StoreKeys.entry(bytes("b")))).isNotNull();
-    store.endWriteBatch();
 
-    // then: all made, with their index keys, and writes are made at once again
-    assertThat(store.db().get(StoreKeys.entry(bytes("b")))).isNull();
+    // then: collected, not made; a lookup by id reads them nonetheless
+    assertThat(store.hasCollectedWrites()).isTrue();
+    assertThat(entry("a")).isEqualTo(marker);
+    assertThat(entry("b")).isNull();
+    assertThat(store.hasCollectedWrites()).as("a lookup makes nothing").isTrue();
+
+    // when: any other read, here the due scan
     assertThat(store.due(1_000, 100, Long.MAX_VALUE)).isEmpty();
+
+    // then: made first, with their index keys
+    assertThat(store.hasCollectedWrites()).isFalse();
     assertThat(indexKeys()).extracting(key -> key[0]).containsExactly(StoreKeys.EXPIRY);
-    schedule("c", 30);
-    assertThat(store.db().get(StoreKeys.entry(bytes("c")))).isEqualTo(scheduled(30).toBytes());
+    assertThat(entry("a")).isEqualTo(marker);
+    assertThat(entry("b")).isNull();
+  }
+
+  @Test
+  void shouldMakeCollectedWritesOnceABatchsWorthIsCollected() {
+    // when: as many writes as a batch holds
+    for (int i = 0; i < ScheduleBytesStore.MAX_COLLECTED_WRITES / 2; i++) {
+      schedule("id-" + i, 1_000 + i); // two writes each: the entry and its due key
+    }
+
+    // then: made, and none left collected
+    assertThat(store.hasCollectedWrites()).isFalse();
+
+    // when: one more, then a commit
+    schedule("last", 10);
+    assertThat(store.hasCollectedWrites()).isTrue();
+    store.commit(Map.of());
+
+    // then: made too
+    assertThat(store.hasCollectedWrites()).isFalse();
+    assertThat(store.due(5_000, 10_000, Long.MAX_VALUE))
+        .hasSize(ScheduleBytesStore.MAX_COLLECTED_WRITES / 2 + 1);
+  }
+
+  @Test
+  void shouldMakeCollectedWritesWhenClosedSoThatAReopenedStoreHasThem(@TempDir File other) {
+    // given: writes collected, not made
+    ScheduleBytesStore first = open(other);
+    first.write(bytes("a"), null, scheduled(10).toBytes());
+    assertThat(first.hasCollectedWrites()).isTrue();
+
+    // when: closed and reopened
+    first.close();
+    ScheduleBytesStore reopened = open(other);
+    try {
+      // then: the write is there
+      assertThat(reopened.get(bytes("a"))).isEqualTo(scheduled(10).toBytes());
+      assertThat(reopened.due(100, 10, Long.MAX_VALUE)).hasSize(1);
+    } finally {
+      reopened.close();
+    }
   }
 
   private void schedule(String id, long dueMs) {
