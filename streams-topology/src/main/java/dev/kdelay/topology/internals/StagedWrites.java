@@ -18,9 +18,10 @@ import org.rocksdb.WriteBatch;
  *
  * <p>Writes keep the order staged, unless {@link #sortByKey} orders them by key first. RocksDB
  * inserts a batch into its memtable one key after another, each insert searching its skip list from
- * where the previous one landed; a restore's index keys arrive scattered over the whole time range,
- * and in key order those searches are short. The sort is stable, so writes to one key keep their
- * order; writes to different keys do not depend on each other.
+ * where the previous one landed; in key order those searches are short. Staged in the order made,
+ * writes jump between distant key ranges: a restore's index keys lie scattered over the whole time
+ * range, and a fire writes an entry key, a due key and an expiry key. The sort is stable, so writes
+ * to one key keep their order; writes to different keys do not depend on each other.
  */
 final class StagedWrites {
 

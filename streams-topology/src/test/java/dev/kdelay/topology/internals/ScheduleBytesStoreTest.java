@@ -582,6 +582,35 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldMakeCollectedWritesInKeyOrderKeepingTheOrderOfEachIdsChanges() throws Exception {
+    // given: in one collection, ids written out of key order, and one id changed four times:
+    // scheduled, fired, scheduled again earlier, rescheduled later (its index keys come and go)
+    schedule("z", 30);
+    schedule("m", 20);
+    schedule("b", 50);
+    write(
+        "b", entry("b"), ScheduleEntry.marker(State.FIRED, 9_000, 0, ScheduleEntry.Origin.UNKNOWN));
+    schedule("b", 5);
+    schedule("b", 40);
+    schedule("a", 10);
+    assertThat(store.hasCollectedWrites()).isTrue();
+
+    // when: made (sorted by key, so the entry keys first, then the due keys by time)
+    store.commit(Map.of());
+
+    // then: each id's last change, and exactly the index keys those entries own
+    assertThat(store.hasCollectedWrites()).isFalse();
+    assertThat(entry("b")).isEqualTo(new ScheduleEntry(State.SCHEDULED, 40, 0, TASK).toBytes());
+    assertThat(indexKeys())
+        .extracting(
+            key -> key[0] + ":" + StoreKeys.timeOfIndex(key) + ":" + text(StoreKeys.idOfIndex(key)))
+        .containsExactly("1:10:a", "1:20:m", "1:30:z", "1:40:b");
+    assertThat(store.due(100, 100, Long.MAX_VALUE))
+        .extracting(d -> text(d.id()))
+        .containsExactly("a", "m", "z", "b");
+  }
+
+  @Test
   void shouldMakeCollectedWritesOnceABatchsWorthIsCollected() {
     // when: as many writes as a batch holds
     for (int i = 0; i < ScheduleBytesStore.MAX_COLLECTED_WRITES / 2; i++) {
