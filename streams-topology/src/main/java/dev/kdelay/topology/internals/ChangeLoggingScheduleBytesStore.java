@@ -72,6 +72,11 @@ public final class ChangeLoggingScheduleBytesStore
   }
 
   @Override
+  public void readAhead(List<byte[]> ids) {
+    wrapped().readAhead(ids);
+  }
+
+  @Override
   public List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     return wrapped().due(nowMs, maxCount, maxBytes, after);
   }

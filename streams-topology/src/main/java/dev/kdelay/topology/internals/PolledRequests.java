@@ -3,6 +3,7 @@ package dev.kdelay.topology.internals;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.List;
@@ -108,6 +109,27 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
       }
     }
 
+    /**
+     * The keys of {@code partition}'s records read and not processed, from {@code offset} on, at
+     * most {@code max}, in offset order; with the offset of the last of them.
+     */
+    Ahead ahead(TopicPartition partition, long offset, int max) {
+      ArrayDeque<Read> noted = byPartition.get(partition);
+      if (noted == null || noted.isEmpty()) {
+        return Ahead.NOTHING;
+      }
+      List<byte[]> keys = new ArrayList<>(Math.min(max, noted.size()));
+      long last = -1;
+      for (Iterator<Read> reads = noted.iterator(); reads.hasNext() && keys.size() < max; ) {
+        Read read = reads.next();
+        if (read.offset() >= offset) {
+          keys.add(read.key().array());
+          last = read.offset();
+        }
+      }
+      return keys.isEmpty() ? Ahead.NOTHING : new Ahead(keys, last);
+    }
+
     /** Forgets the records of {@code partition} up to {@code offset}, which is being processed. */
     void processed(TopicPartition partition, long offset) {
       if (unprocessed.isEmpty()) {
@@ -158,6 +180,16 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
     private void release(Read read) {
       unprocessed.computeIfPresent(read.key(), (key, count) -> count == 1 ? null : count - 1);
     }
+  }
+
+  /**
+   * Keys of records read and not processed, in offset order.
+   *
+   * @param keys the records' keys (the request ids' bytes)
+   * @param lastOffset the offset of the last of them, or -1 if none
+   */
+  record Ahead(List<byte[]> keys, long lastOffset) {
+    static final Ahead NOTHING = new Ahead(List.of(), -1);
   }
 
   /** A record read: its offset, its key and when it was read. */

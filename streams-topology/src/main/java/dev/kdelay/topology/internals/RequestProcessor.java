@@ -16,6 +16,8 @@ import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -85,6 +87,16 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private PartitionState gauges;
   private TaskFence fence;
   private Cancellable counting;
+  private ScheduleStore store;
+
+  /**
+   * Per input partition, the offset up to which the ids of requests read were looked up ahead
+   * ({@link ScheduleStore#readAhead}): the next lookup starts past it.
+   */
+  private final Map<TopicPartition, Long> readAheadTo = new HashMap<>();
+
+  /** Ids of requests read that one read-ahead looks up at most. */
+  static final int READ_AHEAD = 512;
 
   /** Creates the processor of a configuration. */
   public RequestProcessor(DelayConfig config, TargetTopics targetTopics) {
@@ -141,7 +153,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, in the background, not when the first is due.
     targetTopics.cached(config.dlqTopic());
-    ScheduleStore store = context.getStateStore(Names.SCHEDULES_STORE);
+    this.store = context.getStateStore(Names.SCHEDULES_STORE);
     Recurrence recurrence =
         new Recurrence(
             new Occurrences(config.horizonMs()),
@@ -230,8 +242,27 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     }
   }
 
+  /**
+   * Looks up ahead the ids of this record and the requests read behind it, when the last read-ahead
+   * did not reach it: a poll's requests are looked up a few hundred at a time, not one by one (see
+   * {@link ScheduleBytesStore#readAhead}). Then forgets this record as unprocessed.
+   */
+  private void beforeProcessing(RecordMetadata metadata) {
+    TopicPartition partition = inputPartition(metadata);
+    PolledRequests.Buffer polled = PolledRequests.ofThisThread();
+    if (metadata.offset() > readAheadTo.getOrDefault(partition, -1L)) {
+      PolledRequests.Ahead ahead = polled.ahead(partition, metadata.offset(), READ_AHEAD);
+      if (!ahead.keys().isEmpty()) {
+        store.readAhead(ahead.keys());
+        readAheadTo.put(partition, ahead.lastOffset());
+      }
+    }
+    polled.processed(partition, metadata.offset());
+  }
+
   /** Records of this task read before it (re)started, or left when it closes, are not its own. */
   private void forgetPolled() {
+    readAheadTo.clear();
     PolledRequests.Buffer polled = PolledRequests.ofThisThread();
     polled.forget(requestsPartition);
     polled.forget(reroutePartition);
@@ -239,9 +270,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   @Override
   public void process(Record<byte[], byte[]> record) {
-    context
-        .recordMetadata()
-        .ifPresent(m -> PolledRequests.ofThisThread().processed(inputPartition(m), m.offset()));
+    context.recordMetadata().ifPresent(this::beforeProcessing);
     long now = context.currentSystemTimeMs();
     TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), fromRerouteTopic());
     if (record.headers().lastHeader(TopicWaits.HEADER) != null) {

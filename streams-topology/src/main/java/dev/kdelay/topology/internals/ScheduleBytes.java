@@ -39,6 +39,13 @@ public interface ScheduleBytes extends StateStore {
   byte[] get(byte[] id);
 
   /**
+   * Looks up, together, ids that {@link #get} is about to be asked for (the requests a poll
+   * returned), so that each of those lookups is answered from memory. A hint: what it learnt is
+   * forgotten as soon as anything could change it.
+   */
+  void readAhead(List<byte[]> ids);
+
+  /**
    * Replaces an id's entry and its index keys in one write batch: collected, and made with the
    * writes around it, before any read that needs it. Reads always see every write.
    *

@@ -104,6 +104,25 @@ public final class ScheduleBytesStore implements ScheduleBytes {
 
   private static final byte[] DELETED = new byte[0];
 
+  /**
+   * What {@link #readAhead} learnt, by id: absent ({@link #DELETED}), or the entry. Each answers
+   * one lookup; a write to the id forgets it, and so does anything that could change other ids'
+   * entries behind the store's back (a sweep that forgot markers, a restore).
+   */
+  private final Map<Bytes, byte[]> readAhead = new HashMap<>();
+
+  /** Bytes of entries {@link #readAhead} holds. */
+  private long readAheadBytes;
+
+  /** Ids one multi-get of a read-ahead looks up at most: the entries it reads are transient. */
+  static final int READ_AHEAD_STEP = 64;
+
+  /** Ids a read-ahead remembers at most; past that, it starts afresh. */
+  static final int MAX_READ_AHEAD = 4_096;
+
+  /** Bytes of entries a read-ahead remembers at most; entries past that are not kept. */
+  static final long MAX_READ_AHEAD_BYTES = 1024 * 1024;
+
   ScheduleBytesStore(String name) {
     this.name = name;
   }
@@ -162,9 +181,17 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   @Override
   public synchronized byte[] get(byte[] id) {
     checkOpen();
-    byte[] collectedEntry = collectedEntries.get(Bytes.wrap(id));
+    Bytes wrapped = Bytes.wrap(id);
+    byte[] collectedEntry = collectedEntries.get(wrapped);
     if (collectedEntry != null) {
       return collectedEntry == DELETED ? null : collectedEntry;
+    }
+    if (!readAhead.isEmpty()) {
+      byte[] known = readAhead.remove(wrapped);
+      if (known != null) {
+        readAheadBytes -= known.length;
+        return known == DELETED ? null : known;
+      }
     }
     byte[] key = StoreKeys.entry(id);
     try {
@@ -184,6 +211,63 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   }
 
   /**
+   * Looks up ids in multi-gets of {@link #READ_AHEAD_STEP}, so that {@link #get} answers them from
+   * memory. A request for a new id is a lookup of an id not stored; one by one, each took 2.6-4 µs
+   * (keyMayExist, through the memtables' and every file's filters), in multi-gets 1.5 µs, which
+   * probe the filters for many keys at once. Ids with collected writes, or already read ahead, are
+   * skipped: their answer is in memory.
+   */
+  @Override
+  public synchronized void readAhead(List<byte[]> ids) {
+    checkOpen();
+    if (readAhead.size() + ids.size() > MAX_READ_AHEAD) {
+      forgetReadAhead();
+    }
+    List<byte[]> keys = new ArrayList<>(Math.min(ids.size(), READ_AHEAD_STEP));
+    List<Bytes> wanted = new ArrayList<>(Math.min(ids.size(), READ_AHEAD_STEP));
+    for (int i = 0; i < ids.size(); i++) {
+      Bytes id = Bytes.wrap(ids.get(i));
+      if (!collectedEntries.containsKey(id) && !readAhead.containsKey(id)) {
+        keys.add(StoreKeys.entry(ids.get(i)));
+        wanted.add(id);
+      }
+      if (keys.size() == READ_AHEAD_STEP || (i == ids.size() - 1 && !keys.isEmpty())) {
+        lookUp(keys, wanted);
+        keys.clear();
+        wanted.clear();
+      }
+    }
+  }
+
+  private void lookUp(List<byte[]> keys, List<Bytes> ids) {
+    List<byte[]> entries;
+    try {
+      entries = db.multiGetAsList(keys);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("read-ahead failed in store " + name, e);
+    }
+    for (int i = 0; i < ids.size(); i++) {
+      byte[] entry = entries.get(i);
+      if (entry == null) {
+        readAhead.put(ids.get(i), DELETED);
+      } else if (readAheadBytes + entry.length <= MAX_READ_AHEAD_BYTES) {
+        readAhead.put(ids.get(i), entry);
+        readAheadBytes += entry.length;
+      }
+    }
+  }
+
+  private void forgetReadAhead() {
+    readAhead.clear();
+    readAheadBytes = 0;
+  }
+
+  /** How many ids a read-ahead answers for now; for tests. */
+  synchronized int readAheadSize() {
+    return readAhead.size();
+  }
+
+  /**
    * Replaces an id's entry and its index keys in one write batch.
    *
    * @param id the schedule id, UTF-8
@@ -195,7 +279,12 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     checkOpen();
     stage(collected, id, StoreKeys.indexOf(id, previous), next);
-    collectedEntries.put(Bytes.wrap(id), next == null ? DELETED : next);
+    Bytes wrapped = Bytes.wrap(id);
+    collectedEntries.put(wrapped, next == null ? DELETED : next);
+    if (!readAhead.isEmpty()) {
+      byte[] known = readAhead.remove(wrapped);
+      readAheadBytes -= known == null ? 0 : known.length;
+    }
     if (collected.count() >= MAX_COLLECTED_WRITES || collected.bytes() >= MAX_COLLECTED_BYTES) {
       makeCollected();
     }
@@ -384,6 +473,9 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     } catch (RocksDBException e) {
       throw new ProcessorStateException("sweep failed in store " + name, e);
     }
+    if (swept > 0) {
+      forgetReadAhead(); // a marker read ahead may be one it forgot
+    }
     return swept;
   }
 
@@ -461,6 +553,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     }
     synchronized (this) {
       makeCollected();
+      forgetReadAhead();
       try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
@@ -594,6 +687,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     } finally {
       collected = new StagedWrites();
       collectedEntries.clear();
+      forgetReadAhead();
       db.close();
       if (configSetter != null) {
         configSetter.close(name, options);

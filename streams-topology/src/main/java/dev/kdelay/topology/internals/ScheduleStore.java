@@ -119,6 +119,13 @@ public final class ScheduleStore
     bytes.init(context, root);
   }
 
+  /**
+   * Looks up, together, the ids of requests about to be applied ({@link ScheduleBytes#readAhead}).
+   */
+  public void readAhead(List<byte[]> ids) {
+    bytes.readAhead(ids);
+  }
+
   /** What is stored for an id, or empty if nothing is. */
   public Optional<Stored> lookup(String id) {
     byte[] raw = maybeMeasureLatency(() -> bytes.get(key(id)), time, getSensor);

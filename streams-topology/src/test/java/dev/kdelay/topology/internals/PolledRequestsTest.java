@@ -39,6 +39,23 @@ class PolledRequestsTest {
   }
 
   @Test
+  void shouldGiveTheKeysReadAheadOfAnOffsetInOrderAtMostAGivenNumber() {
+    buffer.polled(poll(REQUESTS, 10, "a", "b", "c", "d"), 0);
+    buffer.polled(poll(REROUTED, 10, "x"), 0);
+
+    PolledRequests.Ahead ahead = buffer.ahead(REQUESTS, 11, 2);
+
+    assertThat(ahead.keys()).extracting(PolledRequestsTest::text).containsExactly("b", "c");
+    assertThat(ahead.lastOffset()).isEqualTo(12);
+    assertThat(buffer.ahead(REQUESTS, 13, 10).keys())
+        .extracting(PolledRequestsTest::text)
+        .containsExactly("d");
+    assertThat(buffer.ahead(REQUESTS, 14, 10)).isEqualTo(PolledRequests.Ahead.NOTHING);
+    assertThat(buffer.ahead(new TopicPartition("requests", 1), 0, 10).keys()).isEmpty();
+    assertThat(buffer.size()).as("reading ahead forgets nothing").isEqualTo(5);
+  }
+
+  @Test
   void shouldKeepThePartitionsApart() {
     buffer.polled(poll(REQUESTS, 5, "a"), 0);
     buffer.polled(poll(REROUTED, 5, "a"), 0);
@@ -111,5 +128,9 @@ class PolledRequestsTest {
     Map<TopicPartition, List<ConsumerRecord<byte[], byte[]>>> byPartition = new LinkedHashMap<>();
     byPartition.put(partition, records);
     return new ConsumerRecords<>(byPartition, Map.of());
+  }
+
+  private static String text(byte[] bytes) {
+    return new String(bytes, StandardCharsets.UTF_8);
   }
 }

@@ -611,6 +611,62 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldAnswerLookupsReadAheadFromMemoryAndForgetEachOnceAWriteCouldChangeIt()
+      throws Exception {
+    // given: a stored entry and a marker, made
+    schedule("stored", 10);
+    write("fired", null, ScheduleEntry.marker(State.FIRED, 100, 0, ScheduleEntry.Origin.UNKNOWN));
+    store.commit(Map.of());
+
+    // when: three ids are read ahead, one of them not stored
+    store.readAhead(List.of(bytes("stored"), bytes("fired"), bytes("new")));
+
+    // then: each lookup is answered, once, from what was read
+    assertThat(store.readAheadSize()).isEqualTo(3);
+    assertThat(entry("new")).isNull();
+    assertThat(entry("stored")).isEqualTo(scheduled(10).toBytes());
+    assertThat(store.readAheadSize()).as("a lookup takes its answer").isEqualTo(1);
+
+    // when: read ahead again, then written (and made) before any lookup
+    store.readAhead(List.of(bytes("new"), bytes("stored")));
+    assertThat(store.readAheadSize()).as("with the marker still unread").isEqualTo(3);
+    write("new", null, scheduled(20));
+    write("stored", scheduled(10).toBytes(), scheduled(30));
+    store.commit(Map.of());
+
+    // then: the lookups see the writes, not what was read ahead
+    assertThat(entry("new")).isEqualTo(scheduled(20).toBytes());
+    assertThat(entry("stored")).isEqualTo(scheduled(30).toBytes());
+
+    // when: the marker read ahead, then forgotten by the sweep
+    store.readAhead(List.of(bytes("fired")));
+    assertThat(store.sweep(1_000, 100)).isEqualTo(1);
+
+    // then: the lookup finds nothing
+    assertThat(entry("fired")).isNull();
+  }
+
+  @Test
+  void shouldReadAheadInStepsKeepingWhatItRemembersBounded() {
+    // given: more new ids than a read-ahead remembers, and one with collected writes
+    schedule("collected", 10);
+    List<byte[]> ids = new ArrayList<>();
+    for (int i = 0; i < ScheduleBytesStore.MAX_READ_AHEAD + 10; i++) {
+      ids.add(bytes("id-" + i));
+    }
+    ids.add(bytes("collected"));
+
+    // when
+    store.readAhead(ids.subList(0, 100));
+    store.readAhead(ids);
+
+    // then: started afresh rather than grown past the bound; the collected id was not read
+    assertThat(store.readAheadSize()).isEqualTo(ScheduleBytesStore.MAX_READ_AHEAD + 10);
+    assertThat(entry("collected")).isEqualTo(scheduled(10).toBytes());
+    assertThat(entry("id-7")).isNull();
+  }
+
+  @Test
   void shouldMakeCollectedWritesOnceABatchsWorthIsCollected() {
     // when: as many writes as a batch holds
     for (int i = 0; i < ScheduleBytesStore.MAX_COLLECTED_WRITES / 2; i++) {
