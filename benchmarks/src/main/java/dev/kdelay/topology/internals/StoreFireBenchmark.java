@@ -125,6 +125,9 @@ public final class StoreFireBenchmark {
     ScheduleBytesStore store = new ScheduleBytesStore("fire");
     store.openDb(dir, configs);
     try {
+      // The punctuator scans every few milliseconds, also before the first request: from then on
+      // the store keeps entries due soon in memory (up to its budget).
+      store.due(now, firesPerCommit, 8L << 20);
       long started = System.nanoTime();
       for (int i = 0; i < tasks; i++) {
         if (readAhead && i % RequestProcessor.READ_AHEAD == 0) {

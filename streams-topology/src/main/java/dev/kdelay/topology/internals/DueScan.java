@@ -5,6 +5,8 @@ import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.utils.Bytes;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
@@ -15,6 +17,9 @@ import org.rocksdb.RocksIterator;
  * in due order (which is not key order) would set the pace of a backlog. A step takes keys while
  * the sizes their index keys hold fit the byte budget left, so a scan reads at most the budget and
  * one entry, however sizes change along the index.
+ *
+ * <p>Entries due soon are usually in memory already ({@code nearDue}, kept by the store as it
+ * writes them): only the others are read.
  *
  * <p>An index key whose entry now sits elsewhere (left by a write that did not know the entry it
  * replaced) is stale: the scan passes it over and reports it for deletion.
@@ -27,6 +32,7 @@ final class DueScan {
   static final int MAX_STEP = 512;
 
   private final RocksDB db;
+  private final Map<Bytes, byte[]> nearDue;
   private final byte[] bound;
   private final int maxCount;
   private final long maxBytes;
@@ -37,14 +43,17 @@ final class DueScan {
   private boolean more;
   private long bytes;
   private long readBytes;
+  private int readFromDb;
 
   /**
    * @param nowMs the scan takes entries due at or before this time
    * @param maxCount the most entries it returns
    * @param maxBytes the entries' bytes after which it takes no more (at least one is taken)
+   * @param nearDue entries by id, each as stored: read from here rather than from RocksDB
    */
-  DueScan(RocksDB db, long nowMs, int maxCount, long maxBytes) {
+  DueScan(RocksDB db, Map<Bytes, byte[]> nearDue, long nowMs, int maxCount, long maxBytes) {
     this.db = db;
+    this.nearDue = nearDue;
     this.bound = StoreKeys.indexPrefix(StoreKeys.DUE, nowMs + 1);
     this.maxCount = maxCount;
     this.maxBytes = maxBytes;
@@ -67,14 +76,7 @@ final class DueScan {
     if (first == null && !keys.isEmpty()) {
       first = keys.get(0);
     }
-    List<byte[]> entryKeys = new ArrayList<>(keys.size());
-    for (byte[] key : keys) {
-      entryKeys.add(StoreKeys.entry(StoreKeys.idOfIndex(key)));
-    }
-    List<byte[]> entries = db.multiGetAsList(entryKeys);
-    for (byte[] entry : entries) {
-      readBytes += entry == null ? 0 : entry.length;
-    }
+    List<byte[]> entries = entries(keys);
     for (int i = 0; i < keys.size(); i++) {
       if (full()) {
         more = true; // past a bound: the rest of this step is read again by the next scan
@@ -82,6 +84,33 @@ final class DueScan {
       }
       take(keys.get(i), entries.get(i));
     }
+  }
+
+  /** The entries of a step's index keys: those in memory, and the rest in one multi-get. */
+  private List<byte[]> entries(List<byte[]> keys) throws RocksDBException {
+    List<byte[]> entries = new ArrayList<>(keys.size());
+    List<byte[]> toRead = new ArrayList<>();
+    for (byte[] key : keys) {
+      byte[] id = StoreKeys.idOfIndex(key);
+      byte[] entry = nearDue.isEmpty() ? null : nearDue.get(Bytes.wrap(id));
+      entries.add(entry);
+      if (entry == null) {
+        toRead.add(StoreKeys.entry(id));
+      }
+    }
+    if (!toRead.isEmpty()) {
+      List<byte[]> read = db.multiGetAsList(toRead);
+      readFromDb += toRead.size();
+      for (int i = 0, r = 0; i < entries.size(); i++) {
+        if (entries.get(i) == null) {
+          entries.set(i, read.get(r++));
+        }
+      }
+    }
+    for (byte[] entry : entries) {
+      readBytes += entry == null ? 0 : entry.length;
+    }
+    return entries;
   }
 
   /** The index keys of one step: as many as the count and the byte budget left allow. */
@@ -151,6 +180,11 @@ final class DueScan {
   /** The scan's bound: the first index key not due. */
   byte[] bound() {
     return bound;
+  }
+
+  /** Entries the scan read from RocksDB rather than from memory. */
+  int readFromDb() {
+    return readFromDb;
   }
 
   /** Bytes of entries the scan read, taken or not. */

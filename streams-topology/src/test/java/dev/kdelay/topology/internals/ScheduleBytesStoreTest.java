@@ -647,6 +647,61 @@ class ScheduleBytesStoreTest {
   }
 
   @Test
+  void shouldScanEntriesDueSoonFromMemoryAlwaysAsLastWritten() throws Exception {
+    // given: a first scan at 1,000, then entries due soon, one far ahead, and changes to some
+    assertThat(store.due(1_000, 10, Long.MAX_VALUE)).isEmpty();
+    schedule("soon", 2_000);
+    schedule("replaced", 3_000);
+    schedule("cancelled", 3_000);
+    schedule("far", 1_000 + ScheduleBytesStore.NEAR_DUE_MS + 1);
+    store.commit(Map.of());
+    write("replaced", entry("replaced"), new ScheduleEntry(State.SCHEDULED, 2_500, 7, TASK));
+    store.write(bytes("cancelled"), entry("cancelled"), null);
+    store.commit(Map.of());
+    assertThat(store.nearDueSize()).isEqualTo(2);
+
+    // when: scanned when all are due
+    List<ScheduleBytes.Due> due = store.due(Long.MAX_VALUE - 1, 10, Long.MAX_VALUE);
+
+    // then: each as last written, and only the far one read from RocksDB
+    assertThat(due).extracting(d -> text(d.id())).containsExactly("soon", "replaced", "far");
+    assertThat(due.get(1).entry())
+        .isEqualTo(new ScheduleEntry(State.SCHEDULED, 2_500, 7, TASK).toBytes());
+    assertThat(store.dueEntriesReadFromDb()).isEqualTo(1);
+
+    // when: the fired ones become markers, which are not kept
+    fireAll(due);
+    store.commit(Map.of());
+
+    // then
+    assertThat(store.nearDueSize()).isZero();
+  }
+
+  @Test
+  void shouldKeepNoMoreEntriesDueSoonThanTheBudgetAllowsAndForgetThemOnRestore() throws Exception {
+    // given: a first scan, then more bytes of entries due soon than all stores may keep
+    long budget = ScheduleBytesStore.nearDueBudgetLeft();
+    store.due(0, 10, Long.MAX_VALUE);
+    byte[] task = new byte[64 * 1024];
+    int count = (int) (ScheduleBytesStore.MAX_NEAR_DUE_BYTES / task.length) + 8;
+    for (int i = 0; i < count; i++) {
+      write("big-" + i, null, new ScheduleEntry(State.SCHEDULED, 100 + i, 0, task));
+    }
+
+    // then: kept up to the budget, the rest read when due, all due
+    assertThat(store.nearDueSize()).isLessThan(count);
+    assertThat(ScheduleBytesStore.nearDueBudgetLeft()).isNotNegative().isLessThan(budget);
+    assertThat(store.due(Long.MAX_VALUE - 1, 1_000, Long.MAX_VALUE)).hasSize(count);
+
+    // when: a restore applies records (which may change any entry)
+    store.restoreBatch(List.of(said(record("r", scheduled(50).toBytes()), null)));
+
+    // then: nothing is kept from before, and the budget is whole again
+    assertThat(store.nearDueSize()).isZero();
+    assertThat(ScheduleBytesStore.nearDueBudgetLeft()).isEqualTo(budget);
+  }
+
+  @Test
   void shouldReadAheadInStepsKeepingWhatItRemembersBounded() {
     // given: more new ids than a read-ahead remembers, and one with collected writes
     schedule("collected", 10);
