@@ -8,9 +8,9 @@
 #   source <(bash .ci/containers.sh env)   # DOCKER_HOST and friends for this shell
 #
 # What it does, each step skipped when already done (it is safe to run again):
-#   1. apt-get install podman, runc, netavark, aardvark-dns, docker-compose (Compose v1), curl,
-#      iproute2 (the script uses both),
-#      debootstrap when missing;
+#   1. apt-get install podman, runc, netavark, aardvark-dns, iptables (netavark's NAT),
+#      docker-compose (Compose v1), curl, iproute2 (the script uses both), debootstrap when
+#      missing;
 #   2. /etc/containers/containers.conf: runc (crun refuses this machine kind's mixed cgroup
 #      layout), ulimits within the machine's hard limits, netavark (DNS between containers);
 #   3. the Docker API on unix:///run/podman/podman.sock (podman system service), for the docker
@@ -80,8 +80,11 @@ have_image() { [ -z "${KDELAY_CI_REBUILD:-}" ] && podman image exists "$1"; }
 
 install_packages() {
   # netavark and aardvark-dns: the containers of a compose file find each other by service name
-  # (the CNI backend, Debian's default without them, has no DNS).
-  local wanted=(podman runc docker-compose debootstrap netavark aardvark-dns catatonit curl iproute2)
+  # (the CNI backend, Debian's default without them, has no DNS). iptables: netavark sets up the
+  # bridge's NAT with it, and fails every container with a network without it ("netavark: No such
+  # file or directory"); podman only recommends it, and a machine without it was seen.
+  local wanted=(podman runc docker-compose debootstrap netavark aardvark-dns catatonit curl iproute2
+    iptables)
   local missing=()
   for package in "${wanted[@]}"; do
     dpkg-query -W -f='${Status}' "$package" 2> /dev/null | grep -q 'install ok installed' \
