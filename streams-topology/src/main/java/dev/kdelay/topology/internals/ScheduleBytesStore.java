@@ -251,19 +251,18 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     if (readAhead.size() + ids.size() > MAX_READ_AHEAD) {
       forgetReadAhead();
     }
-    List<byte[]> keys = new ArrayList<>(Math.min(ids.size(), READ_AHEAD_STEP));
-    List<Bytes> wanted = new ArrayList<>(Math.min(ids.size(), READ_AHEAD_STEP));
-    for (int i = 0; i < ids.size(); i++) {
-      Bytes id = Bytes.wrap(ids.get(i));
+    List<byte[]> keys = new ArrayList<>(ids.size());
+    List<Bytes> wanted = new ArrayList<>(ids.size());
+    for (byte[] bytes : ids) {
+      Bytes id = Bytes.wrap(bytes);
       if (!collectedEntries.containsKey(id) && !readAhead.containsKey(id)) {
-        keys.add(StoreKeys.entry(ids.get(i)));
+        keys.add(StoreKeys.entry(bytes));
         wanted.add(id);
       }
-      if (keys.size() == READ_AHEAD_STEP || (i == ids.size() - 1 && !keys.isEmpty())) {
-        lookUp(keys, wanted);
-        keys.clear();
-        wanted.clear();
-      }
+    }
+    for (int from = 0; from < keys.size(); from += READ_AHEAD_STEP) {
+      int to = Math.min(keys.size(), from + READ_AHEAD_STEP);
+      lookUp(keys.subList(from, to), wanted.subList(from, to));
     }
   }
 
@@ -346,6 +345,14 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     }
     NEAR_DUE_BUDGET.addAndGet(bytes);
     return false;
+  }
+
+  /**
+   * Forgets the entries read ahead and those kept for the due scans: RocksDB may change under them.
+   */
+  private void forgetKnownEntries() {
+    forgetReadAhead();
+    forgetNearDue();
   }
 
   private void forgetNearDue() {
@@ -633,8 +640,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     }
     synchronized (this) {
       makeCollected();
-      forgetReadAhead();
-      forgetNearDue();
+      forgetKnownEntries();
       try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
@@ -768,8 +774,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     } finally {
       collected = new StagedWrites();
       collectedEntries.clear();
-      forgetReadAhead();
-      forgetNearDue();
+      forgetKnownEntries();
       db.close();
       if (configSetter != null) {
         configSetter.close(name, options);
@@ -807,8 +812,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   synchronized RocksDB db() {
     makeCollected();
-    forgetReadAhead();
-    forgetNearDue();
+    forgetKnownEntries();
     return db;
   }
 
