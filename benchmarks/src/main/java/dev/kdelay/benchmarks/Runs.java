@@ -31,6 +31,20 @@ final class Runs {
       long durationMs,
       StreamsCounters counters) {
 
+    /**
+     * Records the application took in: those its stream threads processed, or where it reports
+     * none, those seen. A run watched for a limited time saw only some of them come out, and its
+     * CPU went to taking in the rest too.
+     */
+    static long takenIn(StreamsCounters counters, int seen) {
+      return Math.max(1, counters.processed() > 0 ? counters.processed() : seen);
+    }
+
+    /** CPU milliseconds of the application's stream threads per 1,000 records taken in. */
+    double streamThreadCpuMsPerThousand() {
+      return counters.streamThreadCpuNanos() / 1e6 * 1000 / takenIn(counters, seen);
+    }
+
     /** Records per committed transaction. */
     double recordsPerCommit() {
       return seen / (double) Math.max(1, counters.commits());

@@ -50,9 +50,7 @@ final class Scenarios {
       StreamsCounters counters = app.counters().since(before);
       long end = seen.complete() ? seen.lastVisibleMs() : System.currentTimeMillis();
       long durationMs = Math.max(1, end - sent.firstSendMs());
-      // CPU per record the application took in: a run watched for a limited time saw only some
-      // of them come out, and its CPU went to taking in the rest too.
-      long done = Math.max(1, counters.processed() > 0 ? counters.processed() : seen.seen());
+      long done = Runs.Throughput.takenIn(counters, seen.seen());
       return new Runs.Throughput(
           seen.seen() * 1000.0 / durationMs,
           (sent.lastSendMs() - sent.firstSendMs()) / 1000.0,

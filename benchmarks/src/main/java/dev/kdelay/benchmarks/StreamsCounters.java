@@ -1,8 +1,11 @@
 package dev.kdelay.benchmarks;
 
 import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadInfo;
+import java.lang.management.ThreadMXBean;
 import java.util.Locale;
 import java.util.Set;
+import java.util.regex.Pattern;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.MalformedObjectNameException;
@@ -15,12 +18,17 @@ import javax.management.ObjectName;
  * producer's flush and the transaction commit. A run's deltas explain its throughput: records per
  * transaction, produced records per input record, and the share of the run spent committing.
  *
+ * <p>Also the CPU time of the stream threads, read from the JVM: the thread that bounds a Kafka
+ * Streams application's throughput, so its CPU per record compares two applications' work without
+ * what they share with everything else on the machine (the cores, the JIT compiler, the broker).
+ *
  * @param commits commits of all stream threads
  * @param processed records processed by all stream threads
  * @param punctuations punctuations run
  * @param sends records the stream threads' producers sent (output and changelogs)
  * @param flushNanos time the producers spent in {@code flush()}
  * @param commitNanos time spent in {@code sendOffsetsToTransaction} and {@code commitTransaction}
+ * @param streamThreadCpuNanos CPU time of the live stream threads, user and system
  */
 record StreamsCounters(
     long commits,
@@ -28,7 +36,11 @@ record StreamsCounters(
     long punctuations,
     long sends,
     long flushNanos,
-    long commitNanos) {
+    long commitNanos,
+    long streamThreadCpuNanos) {
+
+  /** How Kafka Streams names its stream threads: {@code <client id>-StreamThread-<n>}. */
+  static final Pattern STREAM_THREAD = Pattern.compile(".*-StreamThread-\\d+");
 
   /** Reads the counters of this JVM. */
   static StreamsCounters read() {
@@ -41,22 +53,38 @@ record StreamsCounters(
         sum(server, "kafka.producer:type=producer-metrics,*", "flush-time-ns-total"),
         sum(server, "kafka.producer:type=producer-metrics,*", "txn-commit-time-ns-total")
             + sum(
-                server,
-                "kafka.producer:type=producer-metrics,*",
-                "txn-send-offsets-time-ns-total"));
+                server, "kafka.producer:type=producer-metrics,*", "txn-send-offsets-time-ns-total"),
+        liveStreamThreadCpuNanos());
   }
 
-  /** The protocol form: six numbers. */
+  /** CPU time the live threads named as stream threads have used; 0 where the JVM cannot tell. */
+  static long liveStreamThreadCpuNanos() {
+    ThreadMXBean threads = ManagementFactory.getThreadMXBean();
+    if (!threads.isThreadCpuTimeSupported() || !threads.isThreadCpuTimeEnabled()) {
+      return 0;
+    }
+    long total = 0;
+    for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
+      if (info != null && STREAM_THREAD.matcher(info.getThreadName()).matches()) {
+        long nanos = threads.getThreadCpuTime(info.getThreadId());
+        total += Math.max(0, nanos); // -1: the thread ended in between
+      }
+    }
+    return total;
+  }
+
+  /** The protocol form: seven numbers. */
   String format() {
     return String.format(
         Locale.ROOT,
-        "%d %d %d %d %d %d",
+        "%d %d %d %d %d %d %d",
         commits,
         processed,
         punctuations,
         sends,
         flushNanos,
-        commitNanos);
+        commitNanos,
+        streamThreadCpuNanos);
   }
 
   /** Reads the protocol form. */
@@ -68,7 +96,8 @@ record StreamsCounters(
         Long.parseLong(f[2]),
         Long.parseLong(f[3]),
         Long.parseLong(f[4]),
-        Long.parseLong(f[5]));
+        Long.parseLong(f[5]),
+        Long.parseLong(f[6]));
   }
 
   /** What happened between {@code earlier} and this. */
@@ -79,7 +108,8 @@ record StreamsCounters(
         punctuations - earlier.punctuations,
         sends - earlier.sends,
         flushNanos - earlier.flushNanos,
-        commitNanos - earlier.commitNanos);
+        commitNanos - earlier.commitNanos,
+        streamThreadCpuNanos - earlier.streamThreadCpuNanos);
   }
 
   private static long sum(MBeanServer server, String pattern, String attribute) {

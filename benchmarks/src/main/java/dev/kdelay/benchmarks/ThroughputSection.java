@@ -149,6 +149,16 @@ final class ThroughputSection {
             Report.ratios(kdelay, ceiling, Runs.Throughput::perSecond).format(2),
             Report.ratios(textbook, ceiling, Runs.Throughput::perSecond).format(2))
         .line(
+            "  stream thread CPU per 1,000 records: kdelay %s ms, textbook %s ms; kdelay / textbook"
+                + " %s, run for run",
+            Report.spread(kdelay, Runs.Throughput::streamThreadCpuMsPerThousand).format(1),
+            Report.spread(textbook, Runs.Throughput::streamThreadCpuMsPerThousand).format(1),
+            Report.ratios(kdelay, textbook, Runs.Throughput::streamThreadCpuMsPerThousand)
+                .format(2))
+        .line(
+            "    (the thread that bounds each app's throughput, without the cores, JIT compiler and"
+                + " broker they share: the same work, compared)")
+        .line(
             "  goal: kdelay >= %.1f x textbook: %s",
             TEXTBOOK_GOAL_RATIO, Report.verdict(ratio.median() >= TEXTBOOK_GOAL_RATIO));
   }
