@@ -215,7 +215,7 @@ public final class Benchmark {
               empty, EMPTY_FIRED, results.kdelayRecords(), settings.throughputDelayMs()));
     }
     // Idle use is measured once the applications are warm: measured at their start, it was the
-    // JIT compiler working through its queue (kdelay 0.6-0.7 cores against 0.07-0.09 for the
+    // JIT compiler working through its queue (kdelay 0.61-0.91 cores against 0.07-0.10 for the
     // others, which have no warm-up of their own), not what an idle instance costs.
     results.idle(
         scenarios.idleCores(ceiling, IDLE_WINDOW), scenarios.idleCores(empty, IDLE_WINDOW));

@@ -40,7 +40,7 @@ record StreamsCounters(
     long streamThreadCpuNanos) {
 
   /** How Kafka Streams names its stream threads: {@code <client id>-StreamThread-<n>}. */
-  static final Pattern STREAM_THREAD = Pattern.compile(".*-StreamThread-\\d+");
+  private static final Pattern STREAM_THREAD = Pattern.compile(".*-StreamThread-\\d+");
 
   /** Reads the counters of this JVM. */
   static StreamsCounters read() {
