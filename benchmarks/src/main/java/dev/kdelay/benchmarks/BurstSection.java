@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import java.util.Comparator;
 import java.util.List;
 
 /** (4) many tasks due in the same millisecond. */
@@ -50,11 +51,37 @@ final class BurstSection {
             "  due -> last visible                   %s ms",
             Report.spread(bursts, Runs.Burst::lastAfterDueMs).format(0))
         .line("  drain rate, due -> last visible       %s fires/s", drain.format(0))
+        .line("  commits of the median run (p50)       %s", steps(bursts))
         .line(
             "  early %d, missing %d, duplicates %d; goal: all fired, none early: %s",
             early, missing, duplicates, Report.verdict(early == 0 && missing == 0))
         .blank();
     writeFresh(report);
+  }
+
+  /** The most commits a report line shows. */
+  private static final int MAX_STEPS_SHOWN = 6;
+
+  /**
+   * The run with the median p50, as its commits became visible: for each, the tasks it carried,
+   * when the last of them was fired and when they became visible, in ms after the due time. The gap
+   * between fired and visible is the commit; between one commit's visibility and the next's last
+   * fire, the stream thread firing.
+   */
+  static String steps(List<Runs.Burst> runs) {
+    List<Runs.Burst> byP50 =
+        runs.stream().sorted(Comparator.comparingLong(Runs.Burst::p50Ms)).toList();
+    List<Observation.Step> steps = byP50.get((byP50.size() - 1) / 2).steps();
+    StringBuilder line = new StringBuilder("tasks: fired by -> visible at, ms after due:");
+    for (int i = 0; i < Math.min(steps.size(), MAX_STEPS_SHOWN); i++) {
+      Observation.Step step = steps.get(i);
+      line.append(
+          String.format(" %,d: %,d -> %,d;", step.records(), step.firedByMs(), step.visibleAtMs()));
+    }
+    if (steps.size() > MAX_STEPS_SHOWN) {
+      line.append(String.format(" %d more", steps.size() - MAX_STEPS_SHOWN));
+    }
+    return line.toString();
   }
 
   /** (4b): the same on instances that had just become ready, one per run. */
@@ -81,6 +108,7 @@ final class BurstSection {
         .line(
             "  due -> last visible                   %s ms",
             Report.spread(fresh, Runs.Burst::lastAfterDueMs).format(0))
+        .line("  commits of the median run (p50)       %s", steps(fresh))
         .line(
             "  early, missing or duplicated %d; goal: all once, p50 <= 250 ms, p99 <= 500 ms"
                 + " (medians): %s",

@@ -2,8 +2,11 @@ package dev.kdelay.benchmarks;
 
 import dev.kdelay.schemas.DelayHeaders;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.BitSet;
+import java.util.Comparator;
+import java.util.List;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 
@@ -79,6 +82,46 @@ final class Observation {
   Lateness firingLateness() {
     return Lateness.of(dueMs, firedMs);
   }
+
+  /**
+   * How the records became visible, in steps: records grouped by the time they became visible, a
+   * step ending where none became visible for {@code gapMs}. Under exactly-once the records of one
+   * transaction become visible together, so a step is normally one commit (a consumer's fetch may
+   * split one, a fast pair of commits may merge). Times are counted from the earliest due time.
+   */
+  List<Step> steps(long gapMs) {
+    if (dueMs.length == 0) {
+      return List.of();
+    }
+    long due = Arrays.stream(dueMs).min().getAsLong();
+    Integer[] order = new Integer[visibleMs.length];
+    Arrays.setAll(order, i -> i);
+    Arrays.sort(order, Comparator.comparingLong(i -> visibleMs[i]));
+    List<Step> steps = new ArrayList<>();
+    int records = 0;
+    long lastFired = Long.MIN_VALUE;
+    for (int k = 0; k < order.length; k++) {
+      int i = order[k];
+      records++;
+      lastFired = Math.max(lastFired, firedMs[i]);
+      boolean last = k == order.length - 1 || visibleMs[order[k + 1]] - visibleMs[i] >= gapMs;
+      if (last) {
+        steps.add(new Step(records, lastFired - due, visibleMs[i] - due));
+        records = 0;
+        lastFired = Long.MIN_VALUE;
+      }
+    }
+    return steps;
+  }
+
+  /**
+   * One step of {@link #steps}.
+   *
+   * @param records how many records became visible in it
+   * @param firedByMs when the last of them was fired ({@code delay-fired-at}), after the due time
+   * @param visibleAtMs when the last of them became visible, after the due time
+   */
+  record Step(int records, long firedByMs, long visibleAtMs) {}
 
   /** Collects an observation; used by the watch's thread only. */
   static final class Builder {

@@ -1,6 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import java.time.Duration;
+import java.util.List;
 
 /** Results of single runs; the report aggregates several. */
 final class Runs {
@@ -124,6 +125,7 @@ final class Runs {
    * @param seen distinct tasks visible
    * @param early tasks visible or fired before the due time
    * @param duplicates tasks visible twice
+   * @param steps how the tasks became visible, one step per commit as the probe saw them
    */
   record Burst(
       int tasks,
@@ -135,7 +137,8 @@ final class Runs {
       long p99Ms,
       int seen,
       int early,
-      int duplicates) {
+      int duplicates,
+      List<Observation.Step> steps) {
 
     /** Tasks fired per second, from the due time until the last was visible. */
     double drainPerSecond() {

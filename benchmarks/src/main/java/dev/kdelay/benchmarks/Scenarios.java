@@ -13,6 +13,12 @@ final class Scenarios {
   private static final Duration DRAIN_TIMEOUT = Duration.ofMinutes(10);
   private static final long LAG_POLL_MS = 100;
 
+  /**
+   * A burst's records that became visible with no pause this long between them count as one step
+   * (one commit): the probe fetches a transaction's records within a few milliseconds.
+   */
+  private static final long STEP_GAP_MS = 10;
+
   private final Testbed testbed;
   private final AtomicInteger runs = new AtomicInteger();
 
@@ -140,7 +146,8 @@ final class Scenarios {
           lateness.percentile(99),
           seen.seen(),
           lateness.early() + seen.earlyFires(),
-          seen.duplicates());
+          seen.duplicates(),
+          seen.steps(STEP_GAP_MS));
     }
   }
 
