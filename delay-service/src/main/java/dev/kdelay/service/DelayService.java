@@ -511,7 +511,11 @@ public final class DelayService implements AutoCloseable {
     try {
       if (warming && jvmWarmed.compareAndSet(false, true)) {
         FirePathWarmup.Result warmed = FirePathWarmup.run(ready.delay(), ready.warmupTasks());
-        log.info("event=warmed-up tasks={} took_ms={}", warmed.fired(), warmed.took().toMillis());
+        log.info(
+            "event=warmed-up tasks={} produced={} took_ms={}",
+            warmed.fired(),
+            warmed.produced(),
+            warmed.took().toMillis());
       }
     } catch (RuntimeException | LinkageError e) {
       log.warn("event=warm-up-failed error={}", LogValues.quote(e));

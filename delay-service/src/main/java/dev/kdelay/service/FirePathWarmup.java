@@ -2,27 +2,39 @@ package dev.kdelay.service;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.DelayConfig;
-import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.DeliveryQuarantine;
-import dev.kdelay.topology.TargetTopics;
+import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.TargetTopic;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.Producer;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.utils.Utils;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.TestInputTopic;
 import org.apache.kafka.streams.TestOutputTopic;
 import org.apache.kafka.streams.TopologyTestDriver;
 import org.apache.kafka.streams.test.TestRecord;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Runs synthetic tasks through kdelay's own topology, in this JVM and without Kafka, before the
@@ -34,19 +46,38 @@ import org.apache.kafka.streams.test.TestRecord;
  * requests are taken in and fired through the same processors, stores (RocksDB, in a temporary
  * directory) and record collector as in production, under Kafka Streams' {@link
  * TopologyTestDriver}, which stands in for the consumer and the producer: nothing is read from or
- * written to the cluster. The Kafka producer's own code is warmed by the instance's first real
- * writes (each request it takes in writes its changelog).
+ * written to the cluster. What the topology wrote in a round (fired records, changelogs) then goes
+ * through a Kafka producer, wrapped as the stream threads' are, in a transaction, to a {@link
+ * ProducerSink} on the loopback interface that drops it: the driver's mock producer runs none of
+ * the Kafka producer's code, and the instance's first writes (its intake's changelog) came too late
+ * for the JIT to have compiled that code with profiles before a burst.
+ *
+ * <p>The topology runs with the service's own kinds of collaborators (its target-topic cache, told
+ * from memory that every topic exists, and its metrics, in a registry of their own), and every
+ * other round fires late, as a burst does. The JIT compiles what it saw: a call site that saw only
+ * a stand-in ({@code TargetTopics.UNCHECKED}, {@code DelayMetrics.NOOP}) was compiled for that one
+ * class, and the first real fire threw the compiled fire path away (a {@code class_check} trap in
+ * {@code DeliveryCheck.atFire}, inlined up to {@code FirePunctuator.fireDue}), as did the first
+ * late fire: the instance's first burst then ran interpreted while it was compiled again.
  *
  * <p>It runs while Kafka Streams joins the group and restores, so it costs a restart only the CPU
  * it shares with them.
  */
 final class FirePathWarmup {
 
+  private static final Logger log = LoggerFactory.getLogger(FirePathWarmup.class);
+
   /** Punctuations a round of requests may take to fire before the warm-up goes on regardless. */
   private static final int MAX_STEPS_PER_ROUND = 20;
 
   /** Any name outside kdelay's own topics: the warm-up's policy allows every other. */
   private static final String TARGET = "warmup.fired";
+
+  /** How late the late rounds fire: more than a burst's fires are. */
+  private static final Duration LATE_BY = Duration.ofSeconds(1);
+
+  /** The partitions the warm-up's target topic is said to have. */
+  private static final int TARGET_PARTITIONS = 6;
 
   /** The synthetic schedule ids' prefix. */
   private static final String ID_PREFIX = "warmup-";
@@ -59,15 +90,18 @@ final class FirePathWarmup {
    * @param fired the synthetic tasks that fired
    * @param rerouted synthetic requests kdelay moved to the partition their id hashes to: none, as
    *     in production, where producers partition by the same hash
+   * @param produced records the Kafka producer's code sent to the {@link ProducerSink}: those the
+   *     topology wrote (fired records, changelogs), or 0 if that part failed
    * @param took how long it took
    */
-  record Result(int fired, int rerouted, Duration took) {}
+  record Result(int fired, int rerouted, long produced, Duration took) {}
 
   /** Takes in and fires {@code tasks} synthetic tasks with {@code service}'s settings. */
   static Result run(DelayConfig service, int tasks) {
     long started = System.nanoTime();
     int fired = 0;
     int rerouted = 0;
+    long produced = 0;
     Path stateDir = temporaryDirectory(Path.of(service.getString(DelayConfig.STATE_DIR_CONFIG)));
     try {
       Map<Object, Object> settings = new HashMap<>(service.originals());
@@ -82,15 +116,18 @@ final class FirePathWarmup {
       // The driver's clock starts now and moves only when told, so tasks are due exactly when
       // the driver's wall clock says, whatever the machine's load.
       Instant start = Instant.now();
-      try (TopologyTestDriver driver =
-          new TopologyTestDriver(
-              DelayTopology.build(
-                  config,
-                  TargetTopics.UNCHECKED,
-                  DelayMetrics.NOOP,
-                  new DeliveryQuarantine(config)),
-              config.streamsProperties(),
-              start)) {
+      // The service's own kinds of collaborators, not stand-ins: compiled code that saw only a
+      // stand-in at a call site is thrown away at the first call with the real one, on the
+      // instance's first fires (see the class comment).
+      try (ServiceMetrics metrics = new ServiceMetrics(Clock.systemUTC(), () -> 0);
+          AdminTargetTopics topics = presentTopics();
+          Producing producing = Producing.open(config, new DeliveryQuarantine(config, metrics));
+          TopologyTestDriver driver =
+              new TopologyTestDriver(
+                  DelayTopology.build(
+                      config, topics, metrics, new DeliveryQuarantine(config, metrics)),
+                  config.streamsProperties(),
+                  start)) {
         ByteArraySerializer bytes = new ByteArraySerializer();
         ByteArrayDeserializer read = new ByteArrayDeserializer();
         TestInputTopic<byte[], byte[]> requests =
@@ -103,9 +140,12 @@ final class FirePathWarmup {
         int round = config.maxFiresPerPunctuation(); // one punctuation's worth
         byte[] payload = new byte[100];
         Instant now = start;
-        for (int taken = 0; taken < tasks; ) {
+        for (int taken = 0, rounds = 0; taken < tasks; rounds++) {
           int size = Math.min(round, tasks - taken);
           Instant due = now.plusMillis(1);
+          // Every other round fires late, as a burst or a backlog does: the branches taken then
+          // are compiled too.
+          Duration firstStep = rounds % 2 == 1 ? LATE_BY : config.punctuateInterval();
           for (int i = 0; i < size; i++, taken++) {
             RecordHeaders headers = new RecordHeaders();
             headers.add(DelayHeaders.TARGET_TOPIC, TARGET.getBytes(StandardCharsets.UTF_8));
@@ -120,8 +160,9 @@ final class FirePathWarmup {
           // whatever it meets); kdelay's fences come back as Kafka would bring them, once.
           int firedOfRound = 0;
           for (int step = 0; step < MAX_STEPS_PER_ROUND && firedOfRound < size; step++) {
-            now = now.plus(config.punctuateInterval());
-            driver.advanceWallClockTime(config.punctuateInterval());
+            Duration advance = step == 0 ? firstStep : config.punctuateInterval();
+            now = now.plus(advance);
+            driver.advanceWallClockTime(advance);
             for (TestRecord<byte[], byte[]> back : fences.readRecordsToList()) {
               if (back.key() != null
                   && new String(back.key(), StandardCharsets.UTF_8).startsWith(ID_PREFIX)) {
@@ -129,25 +170,161 @@ final class FirePathWarmup {
               }
               reroute.pipeInput(back);
             }
-            firedOfRound += targets.readRecordsToList().size();
+            List<TestRecord<byte[], byte[]>> firedRecords = targets.readRecordsToList();
+            firedOfRound += firedRecords.size();
+            producing.add(TARGET, firedRecords);
           }
           fired += firedOfRound;
-          dropOtherOutput(driver);
+          for (String topic : driver.producedTopicNames()) {
+            // The changelogs' records and the rest, which the driver keeps until read.
+            producing.add(topic, driver.createOutputTopic(topic, read, read).readRecordsToList());
+          }
+          producing.commit();
         }
+        produced = producing.produced();
       }
     } finally {
       deleteQuietly(stateDir);
     }
-    return new Result(fired, rerouted, Duration.ofNanos(System.nanoTime() - started));
+    return new Result(fired, rerouted, produced, Duration.ofNanos(System.nanoTime() - started));
   }
 
-  /** The driver keeps every record written until read: drops the changelogs' and the rest. */
-  private static void dropOtherOutput(TopologyTestDriver driver) {
-    ByteArrayDeserializer read = new ByteArrayDeserializer();
-    for (String topic : driver.producedTopicNames()) {
-      driver.createOutputTopic(topic, read, read).readRecordsToList();
+  /**
+   * The service's kind of target-topic cache, told by a reader in memory that every topic exists:
+   * asks nothing of the cluster.
+   */
+  private static AdminTargetTopics presentTopics() {
+    return new AdminTargetTopics(
+        topics ->
+            CompletableFuture.completedFuture(
+                topics.stream()
+                    .collect(
+                        Collectors.toMap(
+                            topic -> topic, topic -> TargetTopic.present(TARGET_PARTITIONS)))),
+        new TargetTopicCache(16, Duration.ofMinutes(1), Clock.systemUTC()),
+        Duration.ofSeconds(1),
+        Duration.ofHours(1),
+        TopicMetadataWarmer.NONE);
+  }
+
+  /**
+   * The warm-up's Kafka producer, wrapped as the service's stream threads' producers are, writing
+   * each round's records in a transaction to a {@link ProducerSink}. A failure there is logged and
+   * ends this part only: the rest of the warm-up goes on.
+   */
+  private static final class Producing implements AutoCloseable {
+
+    private final ProducerSink sink;
+    private Producer<byte[], byte[]> producer;
+    private boolean inTransaction;
+
+    private Producing(ProducerSink sink, Producer<byte[], byte[]> producer) {
+      this.sink = sink;
+      this.producer = producer;
+    }
+
+    static Producing open(DelayConfig config, DeliveryQuarantine quarantine) {
+      ProducerSink sink = null;
+      try {
+        sink = ProducerSink.open();
+        Producer<byte[], byte[]> producer =
+            quarantine.watch(
+                new KafkaProducer<>(
+                    producerSettings(config, sink.bootstrapServers()),
+                    new ByteArraySerializer(),
+                    new ByteArraySerializer()));
+        Producing producing = new Producing(sink, producer);
+        producer.initTransactions();
+        return producing;
+      } catch (IOException | RuntimeException e) {
+        log.warn("event=warm-up-producer-failed error={}", LogValues.quote(e));
+        return new Producing(sink, null);
+      }
+    }
+
+    /** Sends records in the open transaction, beginning one if none is. */
+    void add(String topic, List<TestRecord<byte[], byte[]>> records) {
+      if (producer == null || records.isEmpty()) {
+        return;
+      }
+      try {
+        if (!inTransaction) {
+          producer.beginTransaction();
+          inTransaction = true;
+        }
+        for (TestRecord<byte[], byte[]> record : records) {
+          producer.send(
+              new ProducerRecord<>(
+                  topic, null, record.timestamp(), record.key(), record.value(), record.headers()),
+              (metadata, error) -> {});
+        }
+      } catch (RuntimeException e) {
+        failed(e);
+      }
+    }
+
+    void commit() {
+      if (producer == null || !inTransaction) {
+        return;
+      }
+      try {
+        producer.commitTransaction();
+        inTransaction = false;
+      } catch (RuntimeException e) {
+        failed(e);
+      }
+    }
+
+    long produced() {
+      return producer == null || sink == null ? 0 : sink.records();
+    }
+
+    private void failed(RuntimeException e) {
+      log.warn("event=warm-up-producer-failed error={}", LogValues.quote(e));
+      producer.close(Duration.ZERO);
+      producer = null;
+    }
+
+    @Override
+    public void close() {
+      if (producer != null) {
+        producer.close(Duration.ZERO);
+      }
+      if (sink != null) {
+        sink.close();
+      }
     }
   }
+
+  /**
+   * The settings of the stream threads' producers that shape their batches, with the sink as the
+   * cluster: plaintext, a transactional id of the warm-up's own.
+   */
+  private static Map<String, Object> producerSettings(DelayConfig config, String bootstrap) {
+    Properties streams = config.streamsProperties();
+    Map<String, Object> settings = new HashMap<>();
+    for (String key : BATCH_SETTINGS) {
+      Object value = streams.getOrDefault(StreamsConfig.producerPrefix(key), streams.get(key));
+      if (value != null) {
+        settings.put(key, value);
+      }
+    }
+    settings.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
+    settings.put(ProducerConfig.TRANSACTIONAL_ID_CONFIG, "kdelay-warmup");
+    settings.put(ProducerConfig.MAX_BLOCK_MS_CONFIG, 10_000);
+    settings.put(ProducerConfig.CLIENT_ID_CONFIG, "kdelay-warmup");
+    return settings;
+  }
+
+  /** The producer settings that shape what its code does with a record. */
+  private static final List<String> BATCH_SETTINGS =
+      List.of(
+          ProducerConfig.LINGER_MS_CONFIG,
+          ProducerConfig.BATCH_SIZE_CONFIG,
+          ProducerConfig.COMPRESSION_TYPE_CONFIG,
+          ProducerConfig.BUFFER_MEMORY_CONFIG,
+          ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
+          ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION);
 
   /**
    * A directory of its own beside the service's state, outside its application's directory: not in

@@ -33,7 +33,12 @@ class FirePathWarmupTest {
 
     assertThat(result.fired()).isEqualTo(5_000);
     assertThat(result.rerouted()).as("requests taken in twice, through the reroute topic").isZero();
-    System.out.printf("warm-up of 5,000 tasks took %,d ms%n", result.took().toMillis());
+    assertThat(result.produced())
+        .as("records the Kafka producer sent: each task's fired record and changelog records")
+        .isGreaterThanOrEqualTo(2 * 5_000);
+    System.out.printf(
+        "warm-up of 5,000 tasks took %,d ms, produced %,d records%n",
+        result.took().toMillis(), result.produced());
     try (Stream<Path> left = Files.list(stateDir)) {
       assertThat(left).as("what the warm-up left in the state directory").isEmpty();
     }
