@@ -225,19 +225,22 @@ final class FirePathWarmup {
 
     static Producing open(DelayConfig config, DeliveryQuarantine quarantine) {
       ProducerSink sink = null;
+      Producer<byte[], byte[]> producer = null;
       try {
         sink = ProducerSink.open();
-        Producer<byte[], byte[]> producer =
+        producer =
             quarantine.watch(
                 new KafkaProducer<>(
                     producerSettings(config, sink.bootstrapServers()),
                     new ByteArraySerializer(),
                     new ByteArraySerializer()));
-        Producing producing = new Producing(sink, producer);
         producer.initTransactions();
-        return producing;
+        return new Producing(sink, producer);
       } catch (IOException | RuntimeException e) {
         log.warn("event=warm-up-producer-failed error={}", LogValues.quote(e));
+        if (producer != null) {
+          producer.close(Duration.ZERO);
+        }
         return new Producing(sink, null);
       }
     }
