@@ -79,6 +79,16 @@ final class FirePathWarmup {
   /** The partitions the warm-up's target topic is said to have. */
   private static final int TARGET_PARTITIONS = 6;
 
+  /** The producer settings that shape what its code does with a record. */
+  private static final List<String> BATCH_SETTINGS =
+      List.of(
+          ProducerConfig.LINGER_MS_CONFIG,
+          ProducerConfig.BATCH_SIZE_CONFIG,
+          ProducerConfig.COMPRESSION_TYPE_CONFIG,
+          ProducerConfig.BUFFER_MEMORY_CONFIG,
+          ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
+          ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION);
+
   /** The synthetic schedule ids' prefix. */
   private static final String ID_PREFIX = "warmup-";
 
@@ -119,13 +129,15 @@ final class FirePathWarmup {
       // The service's own kinds of collaborators, not stand-ins: compiled code that saw only a
       // stand-in at a call site is thrown away at the first call with the real one, on the
       // instance's first fires (see the class comment).
-      try (ServiceMetrics metrics = new ServiceMetrics(Clock.systemUTC(), () -> 0);
+      // One quarantine for the topology and the producer, as in the service.
+      ServiceMetrics metrics = new ServiceMetrics(Clock.systemUTC(), () -> 0);
+      DeliveryQuarantine quarantine = new DeliveryQuarantine(config, metrics);
+      try (metrics;
           AdminTargetTopics topics = presentTopics();
-          Producing producing = Producing.open(config, new DeliveryQuarantine(config, metrics));
+          Producing producing = Producing.open(config, quarantine);
           TopologyTestDriver driver =
               new TopologyTestDriver(
-                  DelayTopology.build(
-                      config, topics, metrics, new DeliveryQuarantine(config, metrics)),
+                  DelayTopology.build(config, topics, metrics, quarantine),
                   config.streamsProperties(),
                   start)) {
         ByteArraySerializer bytes = new ByteArraySerializer();
@@ -318,16 +330,6 @@ final class FirePathWarmup {
     settings.put(ProducerConfig.CLIENT_ID_CONFIG, "kdelay-warmup");
     return settings;
   }
-
-  /** The producer settings that shape what its code does with a record. */
-  private static final List<String> BATCH_SETTINGS =
-      List.of(
-          ProducerConfig.LINGER_MS_CONFIG,
-          ProducerConfig.BATCH_SIZE_CONFIG,
-          ProducerConfig.COMPRESSION_TYPE_CONFIG,
-          ProducerConfig.BUFFER_MEMORY_CONFIG,
-          ProducerConfig.MAX_REQUEST_SIZE_CONFIG,
-          ProducerConfig.MAX_IN_FLIGHT_REQUESTS_PER_CONNECTION);
 
   /**
    * A directory of its own beside the service's state, outside its application's directory: not in

@@ -31,6 +31,7 @@ import org.apache.kafka.common.message.ProduceResponseData;
 import org.apache.kafka.common.protocol.ApiKeys;
 import org.apache.kafka.common.protocol.ApiMessage;
 import org.apache.kafka.common.protocol.ByteBufferAccessor;
+import org.apache.kafka.common.record.internal.MemoryRecords;
 import org.apache.kafka.common.requests.AbstractRequest;
 import org.apache.kafka.common.requests.ApiVersionsResponse;
 import org.apache.kafka.common.requests.RequestHeader;
@@ -300,8 +301,7 @@ final class ProducerSink implements AutoCloseable {
 
   private static int recordCount(ProduceRequestData.PartitionProduceData partition) {
     int count = 0;
-    if (partition.records()
-        instanceof org.apache.kafka.common.record.internal.MemoryRecords batches) {
+    if (partition.records() instanceof MemoryRecords batches) {
       for (var batch : batches.batches()) {
         Integer inBatch = batch.countOrNull();
         count += inBatch == null ? 0 : inBatch;
