@@ -20,32 +20,64 @@ final class RequestDigest {
   private RequestDigest() {}
 
   static long of(byte[] key, byte[] value, Headers headers) {
-    Checksum crc32c = new CRC32C();
-    Checksum crc32 = new CRC32();
-    Checksum[] both = {crc32c, crc32};
-    update(both, key);
-    update(both, value);
+    Digest digest = new Digest();
+    digest.add(key);
+    digest.add(value);
     for (Header header : headers) {
       if (!DelayHeaders.OUTPUT_HEADERS.contains(header.key())
           && !header.key().equals(TaskFence.HEADER)) {
-        update(both, header.key().getBytes(StandardCharsets.UTF_8));
-        update(both, header.value());
+        digest.add(header.key().getBytes(StandardCharsets.UTF_8));
+        digest.add(header.value());
       }
     }
-    return (crc32c.getValue() << 32) | crc32.getValue();
+    return digest.value();
   }
 
-  /** Bytes, after their length (-1 for null), so that no two sequences read alike. */
-  private static void update(Checksum[] checksums, byte[] bytes) {
-    int length = bytes == null ? -1 : bytes.length;
-    byte[] prefix = {
-      (byte) (length >>> 24), (byte) (length >>> 16), (byte) (length >>> 8), (byte) length
-    };
-    for (Checksum checksum : checksums) {
-      checksum.update(prefix, 0, prefix.length);
-      if (bytes != null) {
-        checksum.update(bytes, 0, bytes.length);
+  /**
+   * Byte slices, each after its length (-1 for null), so that no two sequences read alike. Short
+   * slices are gathered into one buffer that each checksum reads at once: a CRC over a
+   * concatenation is the CRC of its parts fed one by one, and a profile of the intake had two dozen
+   * short updates per request at 6 % of it. Long slices are read where they are.
+   */
+  private static final class Digest {
+    private static final int GATHERED = 512;
+
+    private final Checksum crc32c = new CRC32C();
+    private final Checksum crc32 = new CRC32();
+    private final byte[] gathered = new byte[GATHERED];
+    private int length;
+
+    void add(byte[] slice) {
+      int sliceLength = slice == null ? -1 : slice.length;
+      if (GATHERED - length < Integer.BYTES) {
+        drain();
       }
+      gathered[length++] = (byte) (sliceLength >>> 24);
+      gathered[length++] = (byte) (sliceLength >>> 16);
+      gathered[length++] = (byte) (sliceLength >>> 8);
+      gathered[length++] = (byte) sliceLength;
+      if (slice == null) {
+        return;
+      }
+      if (GATHERED - length >= slice.length) {
+        System.arraycopy(slice, 0, gathered, length, slice.length);
+        length += slice.length;
+      } else {
+        drain();
+        crc32c.update(slice, 0, slice.length);
+        crc32.update(slice, 0, slice.length);
+      }
+    }
+
+    long value() {
+      drain();
+      return (crc32c.getValue() << 32) | crc32.getValue();
+    }
+
+    private void drain() {
+      crc32c.update(gathered, 0, length);
+      crc32.update(gathered, 0, length);
+      length = 0;
     }
   }
 }

@@ -69,6 +69,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   private final String rerouteTopic;
   private final int requestsPartitions;
+  private final long maxClockSkewMs;
 
   private final RequestParser parser;
   private final TargetTopics targetTopics;
@@ -120,6 +121,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.requestsTopic = config.requestsTopic();
     this.rerouteTopic = config.rerouteTopic();
     this.requestsPartitions = config.requestsPartitions();
+    this.maxClockSkewMs = config.maxClockSkewMs();
     this.quarantine = quarantine;
     this.deliverability = Deliverability.of(config);
     this.check =
@@ -477,7 +479,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
    * replacement stamped by a correct clock could overtake it.
    */
   private long stamped(Record<byte[], byte[]> record, long now) {
-    if (record.timestamp() - now <= config.maxClockSkewMs()) {
+    if (record.timestamp() - now <= maxClockSkewMs) {
       return record.timestamp();
     }
     if (log.isDebugEnabled()) {
