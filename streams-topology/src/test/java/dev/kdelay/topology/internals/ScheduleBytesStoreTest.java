@@ -761,6 +761,193 @@ class ScheduleBytesStoreTest {
     }
   }
 
+  @Test
+  void shouldWriteOnlyTheMarkerOfATaskScheduledAndFiredSoonUnderExactlyOnce(
+      @TempDir File atLeastOnceDir, @TempDir File exactlyOnceDir) {
+    // given: a store of each guarantee, each after a first scan
+    ScheduleBytesStore atLeastOnce = open(atLeastOnceDir, StreamsConfig.AT_LEAST_ONCE);
+    ScheduleBytesStore exactlyOnce = open(exactlyOnceDir, StreamsConfig.EXACTLY_ONCE_V2);
+    try {
+      for (ScheduleBytesStore each : List.of(atLeastOnce, exactlyOnce)) {
+        each.due(1_000, 10, Long.MAX_VALUE);
+
+        // when: two tasks due soon are scheduled, then fired
+        each.write(bytes("a"), null, scheduled(2_000).toBytes());
+        each.write(bytes("b"), null, scheduled(3_000).toBytes());
+        List<ScheduleBytes.Due> due = each.due(3_000, 10, Long.MAX_VALUE);
+        assertThat(due).extracting(d -> text(d.id())).containsExactly("a", "b");
+        for (ScheduleBytes.Due fired : due) {
+          each.write(
+              fired.id(),
+              fired.entry(),
+              ScheduleEntry.marker(State.FIRED, 50_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes());
+        }
+        each.due(3_000, 10, Long.MAX_VALUE); // makes the collected writes
+      }
+
+      // then: at least once, each wrote its entry and due key, then deleted the due key and wrote
+      // the marker and its expiry key; exactly once, the marker and its expiry key only
+      assertThat(atLeastOnce.writesMade()).isEqualTo(2 * 5);
+      assertThat(exactlyOnce.writesMade()).isEqualTo(2 * 2);
+      assertThat(exactlyOnce.get(bytes("a"))).isEqualTo(atLeastOnce.get(bytes("a")));
+      assertThat(exactlyOnce.due(Long.MAX_VALUE - 1, 10, Long.MAX_VALUE)).isEmpty();
+    } finally {
+      atLeastOnce.close();
+      exactlyOnce.close();
+    }
+  }
+
+  @Test
+  void shouldScanEntriesKeptInMemoryOnlyInDueOrderWithThoseInRocksDbWithinTheBounds(
+      @TempDir File dir) {
+    // given: under exactly once, entries written before the first scan (in RocksDB) and after it
+    // (kept in memory only), interleaved in due order, one of them replaced and one cancelled
+    ScheduleBytesStore eos = open(dir, StreamsConfig.EXACTLY_ONCE_V2);
+    try {
+      eos.write(bytes("db-1"), null, scheduled(1_100).toBytes());
+      eos.write(bytes("db-3"), null, scheduled(1_300).toBytes());
+      eos.write(bytes("db-5"), null, scheduled(1_500).toBytes());
+      eos.due(1_000, 10, Long.MAX_VALUE);
+      eos.write(bytes("mem-2"), null, scheduled(1_200).toBytes());
+      eos.write(bytes("mem-4"), null, scheduled(9_000).toBytes());
+      eos.write(bytes("mem-4"), scheduled(9_000).toBytes(), scheduled(1_400).toBytes());
+      eos.write(bytes("mem-6"), null, scheduled(1_600).toBytes());
+      eos.write(bytes("gone"), null, scheduled(1_250).toBytes());
+      eos.write(bytes("gone"), scheduled(1_250).toBytes(), null);
+      assertThat(eos.unwrittenSize()).isEqualTo(3);
+      assertThat(eos.get(bytes("mem-4"))).isEqualTo(scheduled(1_400).toBytes());
+      assertThat(eos.get(bytes("gone"))).isNull();
+      assertThat(eos.nextDue()).isEqualTo(1_100);
+
+      // when / then: scanned two at a time, in due order across both, each batch fired
+      List<ScheduleBytes.Due> first = eos.due(1_450, 2, Long.MAX_VALUE);
+      assertThat(first).extracting(d -> text(d.id())).containsExactly("db-1", "mem-2");
+      assertThat(eos.mayHaveDue(1_450)).isTrue();
+      fire(eos, first);
+      List<ScheduleBytes.Due> second = eos.due(1_450, 10, Long.MAX_VALUE);
+      assertThat(second).extracting(d -> text(d.id())).containsExactly("db-3", "mem-4");
+      fire(eos, second);
+      assertThat(eos.mayHaveDue(1_450)).isFalse();
+      assertThat(eos.nextDue()).isEqualTo(1_500);
+
+      // and: a listing sees the rest, and afterwards (RocksDB holding all) the scan is the same
+      assertThat(eos.listDue(new byte[] {StoreKeys.DUE}, 2_000, 10, Long.MAX_VALUE).entries())
+          .extracting(d -> text(d.id()))
+          .containsExactly("db-5", "mem-6");
+      assertThat(eos.unwrittenSize()).isZero();
+      assertThat(eos.due(2_000, 10, Long.MAX_VALUE))
+          .extracting(d -> text(d.id()))
+          .containsExactly("db-5", "mem-6");
+    } finally {
+      eos.close();
+    }
+  }
+
+  @Test
+  void shouldReturnOnceAnEntryKeptInMemoryOverOneInRocksDbWithTheSameDueKey(@TempDir File dir) {
+    // given: under exactly once, an entry in RocksDB, then one for the same id and due time by a
+    // write that did not know of it (kept in memory only)
+    ScheduleBytesStore eos = open(dir, StreamsConfig.EXACTLY_ONCE_V2);
+    try {
+      eos.write(bytes("x"), null, scheduled(1_500).toBytes());
+      eos.due(1_000, 10, Long.MAX_VALUE);
+      byte[] rewritten = new ScheduleEntry(State.SCHEDULED, 1_500, 9, TASK).toBytes();
+      eos.write(bytes("x"), null, rewritten);
+      assertThat(eos.unwrittenSize()).isEqualTo(1);
+
+      // when
+      List<ScheduleBytes.Due> due = eos.due(2_000, 10, Long.MAX_VALUE);
+
+      // then: once, as last written
+      assertThat(due).hasSize(1);
+      assertThat(due.get(0).entry()).isEqualTo(rewritten);
+    } finally {
+      eos.close();
+    }
+  }
+
+  @Test
+  void shouldScanPastTheLastEntryHandledEvenWhenItLiesPastTheScansTime(@TempDir File dir) {
+    // given: under exactly once, an entry kept in memory only, due at 1,200
+    ScheduleBytesStore eos = open(dir, StreamsConfig.EXACTLY_ONCE_V2);
+    try {
+      eos.due(1_000, 10, Long.MAX_VALUE);
+      eos.write(bytes("kept"), null, scheduled(1_200).toBytes());
+
+      // when / then: a scan after an entry handled at 5,000 (the clock stepped back since) finds
+      // nothing after it, and does not fail; one after an entry at 1,100 finds it
+      assertThat(
+              eos.due(1_500, 10, Long.MAX_VALUE, StoreKeys.index(StoreKeys.DUE, 5_000, bytes("z"))))
+          .isEmpty();
+      assertThat(
+              eos.due(1_500, 10, Long.MAX_VALUE, StoreKeys.index(StoreKeys.DUE, 1_100, bytes("z"))))
+          .extracting(d -> text(d.id()))
+          .containsExactly("kept");
+    } finally {
+      eos.close();
+    }
+  }
+
+  @Test
+  void shouldWriteEntriesKeptInMemoryOnlyWhenClosedAndForgetCancelledOnes(@TempDir File dir) {
+    // given: under exactly once, entries kept in memory only; one cancelled, one replaced by an
+    // entry too far ahead to be kept (so written), one fired
+    ScheduleBytesStore eos = open(dir, StreamsConfig.EXACTLY_ONCE_V2);
+    eos.due(1_000, 10, Long.MAX_VALUE);
+    eos.write(bytes("kept"), null, scheduled(2_000).toBytes());
+    eos.write(bytes("cancelled"), null, scheduled(2_000).toBytes());
+    eos.write(bytes("cancelled"), scheduled(2_000).toBytes(), null);
+    eos.write(bytes("far"), null, scheduled(2_000).toBytes());
+    long farAhead = 1_000 + ScheduleBytesStore.NEAR_DUE_MS + 1;
+    eos.write(bytes("far"), scheduled(2_000).toBytes(), scheduled(farAhead).toBytes());
+    assertThat(eos.unwrittenSize()).isEqualTo(1);
+
+    // when: closed and reopened
+    eos.close();
+    ScheduleBytesStore reopened = open(dir, StreamsConfig.EXACTLY_ONCE_V2);
+    try {
+      // then: what the store held, and nothing else
+      assertThat(reopened.get(bytes("kept"))).isEqualTo(scheduled(2_000).toBytes());
+      assertThat(reopened.get(bytes("cancelled"))).isNull();
+      assertThat(reopened.get(bytes("far"))).isEqualTo(scheduled(farAhead).toBytes());
+      assertThat(reopened.due(Long.MAX_VALUE - 1, 10, Long.MAX_VALUE))
+          .extracting(d -> text(d.id()))
+          .containsExactly("kept", "far");
+    } finally {
+      reopened.close();
+    }
+  }
+
+  @Test
+  void shouldWriteEntriesKeptInMemoryOnlyBeforeARestoreAppliesRecords(@TempDir File dir) {
+    // given: under exactly once, an entry kept in memory only
+    ScheduleBytesStore eos = open(dir, StreamsConfig.EXACTLY_ONCE_V2);
+    try {
+      eos.due(1_000, 10, Long.MAX_VALUE);
+      eos.write(bytes("kept"), null, scheduled(2_000).toBytes());
+
+      // when: a restore applies a record for another id
+      eos.restoreBatch(List.of(said(record("restored", scheduled(1_500).toBytes()), null)));
+
+      // then: both are in the store, in due order
+      assertThat(eos.unwrittenSize()).isZero();
+      assertThat(eos.due(Long.MAX_VALUE - 1, 10, Long.MAX_VALUE))
+          .extracting(d -> text(d.id()))
+          .containsExactly("restored", "kept");
+    } finally {
+      eos.close();
+    }
+  }
+
+  private static void fire(ScheduleBytesStore store, List<ScheduleBytes.Due> batch) {
+    for (ScheduleBytes.Due due : batch) {
+      store.write(
+          due.id(),
+          due.entry(),
+          ScheduleEntry.marker(State.FIRED, 50_000, 0, ScheduleEntry.Origin.UNKNOWN).toBytes());
+    }
+  }
+
   private void schedule(String id, long dueMs) {
     write(id, entry(id), new ScheduleEntry(State.SCHEDULED, dueMs, 0, TASK));
   }
@@ -780,6 +967,12 @@ class ScheduleBytesStoreTest {
   private static ScheduleBytesStore open(File dir) {
     ScheduleBytesStore store = new ScheduleBytesStore("test");
     store.openDb(dir, Map.of());
+    return store;
+  }
+
+  private static ScheduleBytesStore open(File dir, String guarantee) {
+    ScheduleBytesStore store = new ScheduleBytesStore("test");
+    store.openDb(dir, Map.of(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee));
     return store;
   }
 
