@@ -52,6 +52,7 @@ final class BurstSection {
             Report.spread(bursts, Runs.Burst::lastAfterDueMs).format(0))
         .line("  drain rate, due -> last visible       %s fires/s", drain.format(0))
         .line("  commits of the median run (p50)       %s", steps(bursts))
+        .line("  during the drain                      %s", drainWork(bursts))
         .line(
             "  early %d, missing %d, duplicates %d; goal: all fired, none early: %s",
             early, missing, duplicates, Report.verdict(early == 0 && missing == 0))
@@ -84,6 +85,18 @@ final class BurstSection {
     return line.toString();
   }
 
+  /**
+   * What the instance did from just before the due time until the last task was visible: its stream
+   * threads' CPU time and the time its JIT compilers were at work, in ms. On two cores, a compiler
+   * busy during a burst takes CPU from the stream thread, the producer and the broker.
+   */
+  static String drainWork(List<Runs.Burst> runs) {
+    return String.format(
+        "stream threads' CPU %s ms, JIT compiling %s ms",
+        Report.spread(runs, burst -> burst.drain().streamThreadCpuNanos() / 1e6).format(0),
+        Report.spread(runs, burst -> (double) burst.drain().compileMillis()).format(0));
+  }
+
   /** (4b): the same on instances that had just become ready, one per run. */
   private void writeFresh(Report report) {
     if (fresh.isEmpty()) {
@@ -109,6 +122,7 @@ final class BurstSection {
             "  due -> last visible                   %s ms",
             Report.spread(fresh, Runs.Burst::lastAfterDueMs).format(0))
         .line("  commits of the median run (p50)       %s", steps(fresh))
+        .line("  during the drain                      %s", drainWork(fresh))
         .line(
             "  early, missing or duplicated %d; goal: all once, p50 <= 250 ms, p99 <= 500 ms"
                 + " (medians): %s",

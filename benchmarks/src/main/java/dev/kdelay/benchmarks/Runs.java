@@ -126,6 +126,8 @@ final class Runs {
    * @param early tasks visible or fired before the due time
    * @param duplicates tasks visible twice
    * @param steps how the tasks became visible, one step per commit as the probe saw them
+   * @param drain what the instance did from just before the due time until the last was visible:
+   *     its stream threads' CPU time and its JIT compilers' time among the rest
    */
   record Burst(
       int tasks,
@@ -138,7 +140,8 @@ final class Runs {
       int seen,
       int early,
       int duplicates,
-      List<Observation.Step> steps) {
+      List<Observation.Step> steps,
+      StreamsCounters drain) {
 
     /** Tasks fired per second, from the due time until the last was visible. */
     double drainPerSecond() {

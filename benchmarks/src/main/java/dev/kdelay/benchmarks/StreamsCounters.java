@@ -1,5 +1,6 @@
 package dev.kdelay.benchmarks;
 
+import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
@@ -29,6 +30,9 @@ import javax.management.ObjectName;
  * @param flushNanos time the producers spent in {@code flush()}
  * @param commitNanos time spent in {@code sendOffsetsToTransaction} and {@code commitTransaction}
  * @param streamThreadCpuNanos CPU time of the live stream threads, user and system
+ * @param compileMillis time the JVM's JIT compilers spent compiling, as the JVM reports it (the
+ *     elapsed time of each compilation, summed over the compiler threads), or 0 where it does not
+ *     say: a burst on a fresh instance competes with them for the cores
  */
 record StreamsCounters(
     long commits,
@@ -37,7 +41,8 @@ record StreamsCounters(
     long sends,
     long flushNanos,
     long commitNanos,
-    long streamThreadCpuNanos) {
+    long streamThreadCpuNanos,
+    long compileMillis) {
 
   /** How Kafka Streams names its stream threads: {@code <client id>-StreamThread-<n>}. */
   private static final Pattern STREAM_THREAD = Pattern.compile(".*-StreamThread-\\d+");
@@ -54,7 +59,16 @@ record StreamsCounters(
         sum(server, "kafka.producer:type=producer-metrics,*", "txn-commit-time-ns-total")
             + sum(
                 server, "kafka.producer:type=producer-metrics,*", "txn-send-offsets-time-ns-total"),
-        liveStreamThreadCpuNanos());
+        liveStreamThreadCpuNanos(),
+        jvmCompileMillis());
+  }
+
+  /** Time the JIT compilers have spent compiling in this JVM; 0 where the JVM cannot tell. */
+  static long jvmCompileMillis() {
+    CompilationMXBean compiler = ManagementFactory.getCompilationMXBean();
+    return compiler != null && compiler.isCompilationTimeMonitoringSupported()
+        ? compiler.getTotalCompilationTime()
+        : 0;
   }
 
   /** CPU time the live threads named as stream threads have used; 0 where the JVM cannot tell. */
@@ -73,18 +87,19 @@ record StreamsCounters(
     return total;
   }
 
-  /** The protocol form: seven numbers. */
+  /** The protocol form: eight numbers. */
   String format() {
     return String.format(
         Locale.ROOT,
-        "%d %d %d %d %d %d %d",
+        "%d %d %d %d %d %d %d %d",
         commits,
         processed,
         punctuations,
         sends,
         flushNanos,
         commitNanos,
-        streamThreadCpuNanos);
+        streamThreadCpuNanos,
+        compileMillis);
   }
 
   /** Reads the protocol form. */
@@ -97,7 +112,8 @@ record StreamsCounters(
         Long.parseLong(f[3]),
         Long.parseLong(f[4]),
         Long.parseLong(f[5]),
-        Long.parseLong(f[6]));
+        Long.parseLong(f[6]),
+        Long.parseLong(f[7]));
   }
 
   /** What happened between {@code earlier} and this. */
@@ -109,7 +125,8 @@ record StreamsCounters(
         sends - earlier.sends,
         flushNanos - earlier.flushNanos,
         commitNanos - earlier.commitNanos,
-        streamThreadCpuNanos - earlier.streamThreadCpuNanos);
+        streamThreadCpuNanos - earlier.streamThreadCpuNanos,
+        compileMillis - earlier.compileMillis);
   }
 
   private static long sum(MBeanServer server, String pattern, String attribute) {

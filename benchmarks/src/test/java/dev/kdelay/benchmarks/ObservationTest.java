@@ -55,9 +55,38 @@ class ObservationTest {
         .isEqualTo("tasks: fired by -> visible at, ms after due: 2: 150 -> 180; 3: 190 -> 200;");
   }
 
+  @Test
+  void shouldSayWhatTheInstanceSpentDuringTheDrain() {
+    // given two runs: 120 and 80 ms of stream-thread CPU, 400 and 0 ms of JIT compiling
+    Runs.Burst compiling = burst(100, new StreamsCounters(0, 0, 0, 0, 0, 0, 120_000_000L, 400));
+    Runs.Burst compiled = burst(100, new StreamsCounters(0, 0, 0, 0, 0, 0, 80_000_000L, 0));
+
+    // when
+    String line = BurstSection.drainWork(java.util.List.of(compiling, compiled));
+
+    // then the medians and ranges of both
+    assertThat(line).isEqualTo("stream threads' CPU 100 [80-120] ms, JIT compiling 200 [0-400] ms");
+  }
+
+  private static Runs.Burst burst(long p50, StreamsCounters drain) {
+    return new Runs.Burst(
+        5, java.time.Duration.ZERO, true, 0, 0, p50, p50, 5, 0, 0, java.util.List.of(), drain);
+  }
+
   private static Runs.Burst burst(long p50, Observation.Step... steps) {
     return new Runs.Burst(
-        5, java.time.Duration.ZERO, true, 0, 0, p50, p50, 5, 0, 0, java.util.List.of(steps));
+        5,
+        java.time.Duration.ZERO,
+        true,
+        0,
+        0,
+        p50,
+        p50,
+        5,
+        0,
+        0,
+        java.util.List.of(steps),
+        new StreamsCounters(0, 0, 0, 0, 0, 0, 0, 0));
   }
 
   private static ConsumerRecord<byte[], byte[]> fired(int index, long firedAfterDueMs) {

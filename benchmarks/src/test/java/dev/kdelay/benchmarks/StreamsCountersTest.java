@@ -37,16 +37,25 @@ class StreamsCountersTest {
 
   @Test
   void shouldRoundTripThroughTheProtocolAndSubtract() {
-    StreamsCounters earlier = new StreamsCounters(1, 2, 3, 4, 5, 6, 7);
-    StreamsCounters later = new StreamsCounters(11, 22, 33, 44, 55, 66, 77);
+    StreamsCounters earlier = new StreamsCounters(1, 2, 3, 4, 5, 6, 7, 8);
+    StreamsCounters later = new StreamsCounters(11, 22, 33, 44, 55, 66, 77, 88);
 
     assertThat(StreamsCounters.parse(later.format())).isEqualTo(later);
-    assertThat(later.since(earlier)).isEqualTo(new StreamsCounters(10, 20, 30, 40, 50, 60, 70));
+    assertThat(later.since(earlier)).isEqualTo(new StreamsCounters(10, 20, 30, 40, 50, 60, 70, 80));
+  }
+
+  @Test
+  void shouldCountWhatTheJitCompilersSpent() {
+    // This JVM has compiled the test framework's code by now; HotSpot keeps the running total.
+    long before = StreamsCounters.jvmCompileMillis();
+
+    assertThat(before).isPositive();
+    assertThat(StreamsCounters.read().compileMillis()).isGreaterThanOrEqualTo(before);
   }
 
   @Test
   void shouldGiveStreamThreadCpuPerThousandRecordsTakenIn() {
-    StreamsCounters counters = new StreamsCounters(5, 2_000, 0, 6_000, 0, 0, 30_000_000L);
+    StreamsCounters counters = new StreamsCounters(5, 2_000, 0, 6_000, 0, 0, 30_000_000L, 0);
     Runs.Throughput run = new Runs.Throughput(1_000, 1, 0, 0, 2_000, 0, 2_000, counters);
 
     assertThat(run.streamThreadCpuMsPerThousand()).isEqualTo(15.0);
