@@ -75,7 +75,7 @@ final class FirstFireSection {
         .blank();
   }
 
-  private static String firstSecond(String label, Runs.LatenessRun run) {
+  static String firstSecond(String label, Runs.LatenessRun run) {
     if (run.lateness().count() == 0) {
       return String.format(LABEL, label) + "nothing fired";
     }
@@ -84,13 +84,14 @@ final class FirstFireSection {
     return String.format(LABEL, label)
         + String.format(
             "first second: p99 %d, max %d ms (fired: max %d); the rest: p99 %d, max %d ms"
-                + " (fired: max %d)",
+                + " (fired: max %d); JIT at work %,d ms in the run",
             visible[0].percentile(99),
             visible[0].max(),
             fired[0].max(),
             rest(visible).map(rest -> rest.percentile(99)).orElse(-1L),
             rest(visible).map(Samples::max).orElse(-1L),
-            rest(fired).map(Samples::max).orElse(-1L));
+            rest(fired).map(Samples::max).orElse(-1L),
+            run.compileMs());
   }
 
   /** The samples of every span but the first. */

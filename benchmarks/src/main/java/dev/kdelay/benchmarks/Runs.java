@@ -76,6 +76,8 @@ final class Runs {
    * @param windows windows for the spread and the trend
    * @param duration how long requests were sent at the rate
    * @param commitsPerSecond transactions the application committed per second of the run
+   * @param commitMs the stream threads' time per commit: the producer's flush and the commit
+   * @param compileMs how long the application's JIT compilers were at work during the run
    * @param shortened whether the run sent for less than its duration, its rate being above what
    *     kdelay's throughput could drain in the budget: such a run is never called sustained
    */
@@ -91,6 +93,7 @@ final class Runs {
       Duration duration,
       double commitsPerSecond,
       double commitMs,
+      long compileMs,
       boolean shortened) {
 
     /** Lateness above this at p99 means the instance does not keep up. */

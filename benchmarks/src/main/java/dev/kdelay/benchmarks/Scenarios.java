@@ -121,6 +121,7 @@ final class Scenarios {
           duration,
           commitsPerSecond,
           commitMs,
+          counters.compileMillis(),
           shortened);
     }
   }

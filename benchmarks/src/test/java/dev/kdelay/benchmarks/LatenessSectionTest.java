@@ -54,6 +54,6 @@ class LatenessSectionTest {
     }
     Lateness lateness = Lateness.of(due, visible);
     return new Runs.LatenessRun(
-        rate, lateness, lateness, 0, 100, 0, 0.1, 2, Duration.ofSeconds(1), 10, 1, false);
+        rate, lateness, lateness, 0, 100, 0, 0.1, 2, Duration.ofSeconds(1), 10, 1, 0, false);
   }
 }
