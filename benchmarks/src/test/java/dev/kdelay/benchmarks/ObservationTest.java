@@ -68,25 +68,13 @@ class ObservationTest {
     assertThat(line).isEqualTo("stream threads' CPU 100 [80-120] ms, JIT compiling 200 [0-400] ms");
   }
 
-  private static Runs.Burst burst(long p50, StreamsCounters drain) {
-    return new Runs.Burst(
-        5, java.time.Duration.ZERO, true, 0, 0, p50, p50, 5, 0, 0, java.util.List.of(), drain);
+  private static Runs.Burst burst(long p50, Observation.Step... steps) {
+    return burst(p50, new StreamsCounters(0, 0, 0, 0, 0, 0, 0, 0), steps);
   }
 
-  private static Runs.Burst burst(long p50, Observation.Step... steps) {
+  private static Runs.Burst burst(long p50, StreamsCounters drain, Observation.Step... steps) {
     return new Runs.Burst(
-        5,
-        java.time.Duration.ZERO,
-        true,
-        0,
-        0,
-        p50,
-        p50,
-        5,
-        0,
-        0,
-        java.util.List.of(steps),
-        new StreamsCounters(0, 0, 0, 0, 0, 0, 0, 0));
+        5, java.time.Duration.ZERO, true, 0, 0, p50, p50, 5, 0, 0, java.util.List.of(steps), drain);
   }
 
   private static ConsumerRecord<byte[], byte[]> fired(int index, long firedAfterDueMs) {
