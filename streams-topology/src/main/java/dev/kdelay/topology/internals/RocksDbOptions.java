@@ -54,6 +54,11 @@ final class RocksDbOptions {
         // in that restore), and opens state written under leveled compaction as it is, and the
         // other way round (ScheduleBytesStoreTest).
         .setCompactionStyle(CompactionStyle.UNIVERSAL)
+        // A restore holds compactions back (BulkLoading) and lets files pile up on level 0 to
+        // eight under the slowdown trigger. At the defaults (20, 36) that was 12, and a 10 M-task
+        // restore compacted twice on the way; compactions keep level 0 at a few files otherwise.
+        .setLevel0SlowdownWritesTrigger(40)
+        .setLevel0StopWritesTrigger(56)
         .setWriteBufferSize(16L * 1024 * 1024)
         .setMaxWriteBufferNumber(3)
         .setMaxBackgroundJobs(2)

@@ -156,6 +156,9 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   /** The due keys of the {@link #unwritten} entries, in key order, each mapped to its id. */
   private final TreeMap<byte[], byte[]> unwrittenDue = new TreeMap<>(Arrays::compareUnsigned);
 
+  /** Compactions held back while a restore brings a backlog in. */
+  private BulkLoading bulkLoading;
+
   /** Whether entries due soon may be kept in memory only: under exactly-once. */
   private boolean keepsUnwritten;
 
@@ -220,6 +223,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     try {
       db = RocksDB.open(options, dir.getAbsolutePath());
       StoreFormat.check(db, writeOptions, name, dir);
+      bulkLoading = new BulkLoading(db, options, name, System::currentTimeMillis);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("cannot open RocksDB store " + name + " in " + dir, e);
     }
@@ -237,7 +241,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized byte[] get(byte[] id) {
-    checkOpen();
+    inUse();
     Bytes wrapped = Bytes.wrap(id);
     byte[] held = unwritten.isEmpty() ? null : unwritten.get(wrapped);
     if (held != null) {
@@ -280,7 +284,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized void readAhead(List<byte[]> ids) {
-    checkOpen();
+    inUse();
     if (readAhead.size() + ids.size() > MAX_READ_AHEAD) {
       forgetReadAhead();
     }
@@ -339,7 +343,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
-    checkOpen();
+    inUse();
     Bytes wrapped = Bytes.wrap(id);
     byte[] held = unwritten.isEmpty() ? null : unwritten.remove(wrapped);
     if (held != null) {
@@ -490,6 +494,9 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
   @Override
   public synchronized boolean mayHaveDue(long nowMs) {
+    if (open) {
+      bulkLoading.end(); // the fire path's first question once the task runs
+    }
     return bounds.mayHaveDue(nowMs) || unwrittenNextDue() <= nowMs;
   }
 
@@ -544,7 +551,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
-    checkOpen();
+    inUse();
     makeCollected();
     lastScanMs = Math.max(lastScanMs, nowMs);
     SortedMap<byte[], byte[]> held = unwrittenDueBetween(after, nowMs);
@@ -669,7 +676,7 @@ public final class ScheduleBytesStore implements ScheduleBytes {
    */
   @Override
   public synchronized int sweep(long nowMs, int max) {
-    checkOpen();
+    inUse();
     if (!bounds.mayHaveExpired(nowMs)) {
       return 0; // answered from memory: the collected writes wait for a read that needs them
     }
@@ -785,12 +792,17 @@ public final class ScheduleBytesStore implements ScheduleBytes {
   void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
     List<ConsumerRecord<byte[], byte[]>> changes = List.copyOf(records);
     List<byte[]> positions = new ArrayList<>(changes.size());
+    long newestMs = Long.MIN_VALUE;
     for (ConsumerRecord<byte[], byte[]> record : changes) {
       positions.add(ScheduleChangelog.replaced(record));
+      newestMs = Math.max(newestMs, record.timestamp());
     }
     synchronized (this) {
       makeAll();
       forgetKnownEntries();
+      if (!changes.isEmpty()) {
+        bulkLoading.restoring(newestMs);
+      }
       try {
         // Only when some records do not say what they replaced: each id's latest entry, read from
         // the store for the first of them, then as restored by this batch.
@@ -944,6 +956,12 @@ public final class ScheduleBytesStore implements ScheduleBytes {
     if (!open) {
       throw new InvalidStateStoreException("store " + name + " is closed (its partition moved?)");
     }
+  }
+
+  /** The store is open and used for more than a restore: compactions held back run again. */
+  private void inUse() {
+    checkOpen();
+    bulkLoading.end();
   }
 
   @Override

@@ -23,6 +23,7 @@ import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.rocksdb.BlockBasedTableConfig;
+import org.rocksdb.BloomFilter;
 import org.rocksdb.Cache;
 import org.rocksdb.CompactionStyle;
 import org.rocksdb.FlushOptions;
@@ -464,6 +465,72 @@ class ScheduleBytesStoreTest {
     } finally {
       reopened.close();
     }
+  }
+
+  @Test
+  void shouldHoldCompactionsBackWhileARestoreBringsABacklogInAndRunThemOnceTheStoreIsUsed()
+      throws Exception {
+    // given: six restore batches of a backlog, each flushed to a file of its own: more files than
+    // universal compaction lets stand (four)
+    for (int batch = 0; batch < 6; batch++) {
+      store.restoreBatch(backlog(batch));
+      flush();
+    }
+
+    // then: none was compacted, and every restored entry is there
+    assertThat(level0Files()).isEqualTo(6);
+    assertThat(store.db().getOptions().disableAutoCompactions()).isTrue();
+    assertThat(store.get(bytes("r-5-999"))).isEqualTo(scheduled(5_999).toBytes());
+
+    // when: the task runs (its first due check), compactions run again and merge the files
+    store.mayHaveDue(0);
+    assertThat(store.db().getOptions().disableAutoCompactions()).isFalse();
+    awaitLevel0FilesBelow(4);
+    assertThat(store.due(10_000, 10_000, Long.MAX_VALUE)).hasSize(6 * 1_000);
+  }
+
+  @Test
+  void shouldLetCompactionsRunWhenTheRestoreReachesRecordsWrittenRecently() throws Exception {
+    // given: a backlog restored in batches, its records written long ago
+    for (int batch = 0; batch < 5; batch++) {
+      store.restoreBatch(backlog(batch));
+      flush();
+    }
+    assertThat(level0Files()).isEqualTo(5);
+
+    // when: the restore reaches records written a moment ago, as a standby that keeps up does
+    store.restoreBatch(written(System.currentTimeMillis(), backlog(5)));
+
+    // then
+    assertThat(store.db().getOptions().disableAutoCompactions()).isFalse();
+    awaitLevel0FilesBelow(4);
+  }
+
+  @Test
+  void shouldLetCompactionsRunWhenTheFilesOfARestoreReachTheBoundAndHoldThemAgainAfter()
+      throws Exception {
+    // given: a long restore that flushed as many files as the bound allows
+    int max;
+    try (BloomFilter filter = RocksDbOptions.filter();
+        Options options = RocksDbOptions.defaults(filter)) {
+      max =
+          new BulkLoading(store.db(), options, "test", System::currentTimeMillis).maxLevel0Files();
+    }
+    assertThat(max).isEqualTo(32);
+    for (int batch = 0; batch < max; batch++) {
+      store.restoreBatch(backlog(batch));
+      flush();
+    }
+    assertThat(level0Files()).isEqualTo(max);
+
+    // when: the restore goes on
+    store.restoreBatch(backlog(max));
+
+    // then: compactions run, and once they have merged the files the next batch holds them again
+    assertThat(store.db().getOptions().disableAutoCompactions()).isFalse();
+    awaitLevel0FilesBelow(max / 2);
+    store.restoreBatch(backlog(max + 1));
+    assertThat(store.db().getOptions().disableAutoCompactions()).isTrue();
   }
 
   /** The options kdelay's store had before it moved to universal compaction. */
@@ -962,6 +1029,62 @@ class ScheduleBytesStoreTest {
 
   private byte[] entry(String id) {
     return Optional.ofNullable(store.get(bytes(id))).orElse(null);
+  }
+
+  /**
+   * A thousand records of ids {@code r-<batch>-<i>}, each due at {@code batch * 1,000 + i}, with no
+   * timestamp: written long ago.
+   */
+  private static List<ConsumerRecord<byte[], byte[]>> backlog(int batch) {
+    List<ConsumerRecord<byte[], byte[]>> changes = new ArrayList<>();
+    for (int i = 0; i < 1_000; i++) {
+      byte[] entry = scheduled(batch * 1_000L + i).toBytes();
+      changes.add(said(record("r-" + batch + "-" + i, entry), null));
+    }
+    return changes;
+  }
+
+  /** The same records, written at {@code timestampMs}. */
+  private static List<ConsumerRecord<byte[], byte[]>> written(
+      long timestampMs, List<ConsumerRecord<byte[], byte[]>> records) {
+    List<ConsumerRecord<byte[], byte[]>> stamped = new ArrayList<>();
+    for (ConsumerRecord<byte[], byte[]> record : records) {
+      stamped.add(
+          new ConsumerRecord<>(
+              record.topic(),
+              record.partition(),
+              record.offset(),
+              timestampMs,
+              TimestampType.CREATE_TIME,
+              0,
+              0,
+              record.key(),
+              record.value(),
+              record.headers(),
+              Optional.empty()));
+    }
+    return stamped;
+  }
+
+  private void flush() throws Exception {
+    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
+      store.db().flush(flush);
+    }
+  }
+
+  private long level0Files() throws Exception {
+    return Long.parseLong(store.db().getProperty("rocksdb.num-files-at-level0").trim());
+  }
+
+  /** RocksDB compacts on threads of its own: waits for it, for 30 s at most. */
+  private void awaitLevel0FilesBelow(int files) throws Exception {
+    long deadline = System.nanoTime() + 30_000_000_000L;
+    while (level0Files() >= files) {
+      assertThat(System.nanoTime())
+          .as("level-0 files still %d", level0Files())
+          .isLessThan(deadline);
+      Thread.sleep(10);
+    }
   }
 
   private static ScheduleBytesStore open(File dir) {
