@@ -61,6 +61,8 @@ public final class Benchmark {
   private static final Duration IDLE_WINDOW = Duration.ofSeconds(2);
 
   private static final int MIN_RATE = 10;
+
+  private static final int MAX_BUSY_AFTER_RESTORE_S = 120;
   private static final long MAX_BURST_LEAD_MS = 15_000;
   private static final int ASSUMED_INTAKE_PER_S = 5_000;
   private static final Duration FIRST_FIRE_WARM_UP = Duration.ofSeconds(15);
@@ -490,12 +492,48 @@ public final class Benchmark {
       App restored =
           testbed.start(
               AppKind.KDELAY, "kdelay-b-restore-" + run, FILLED_APPLICATION, FILLED_REQUESTS, "");
-      results.restore(changelog, restored.startupMs());
+      Runs.Restore restore = restored(restored);
+      results.restore(changelog, restore);
       testbed.stop(restored);
       progress(
-          "restore %d/%d: %,d changelog records, RUNNING in %.1f s",
-          run, settings.runs(), changelog, restored.startupMs() / 1000.0);
+          "restore %d/%d: %,d changelog records, RUNNING in %.1f s, %.1f CPU-s; then busy %.1f s,"
+              + " %.1f CPU-s",
+          run,
+          settings.runs(),
+          changelog,
+          restore.runningMs() / 1000.0,
+          restore.cpuMs() / 1000.0,
+          restore.busyMs() / 1000.0,
+          restore.busyCpuMs() / 1000.0);
     }
+  }
+
+  /**
+   * A restore's figures: its CPU until RUNNING, and how long the instance then stays busy, until a
+   * second in which it used less than half a core (at most {@value #MAX_BUSY_AFTER_RESTORE_S} s).
+   */
+  private static Runs.Restore restored(App app) {
+    long running = System.nanoTime();
+    long cpuMs = app.jvm().cpuTime().toMillis();
+    long last = cpuMs;
+    long quietAt = running;
+    for (int second = 0; second < MAX_BUSY_AFTER_RESTORE_S; second++) {
+      long start = System.nanoTime();
+      try {
+        Thread.sleep(1_000); // a sampling window, not a wait for a condition
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        break;
+      }
+      long now = app.jvm().cpuTime().toMillis();
+      long elapsedMs = Math.max(1, (System.nanoTime() - start) / 1_000_000);
+      quietAt = start;
+      if ((now - last) * 2 < elapsedMs) {
+        break;
+      }
+      last = now;
+    }
+    return new Runs.Restore(app.startupMs(), cpuMs, (quietAt - running) / 1_000_000, last - cpuMs);
   }
 
   /** A rate rounded down to two significant digits, at least {@value #MIN_RATE}/s. */

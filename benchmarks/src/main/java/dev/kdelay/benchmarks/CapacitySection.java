@@ -3,6 +3,7 @@ package dev.kdelay.benchmarks;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
+import java.util.function.ToLongFunction;
 import java.util.stream.Stream;
 
 /** (5) an instance filled with pending tasks against the empty one. */
@@ -26,7 +27,7 @@ final class CapacitySection {
   private Results.Memory emptyMemory;
   private Results.Memory filledMemory;
   private long changelogRecords = -1;
-  private List<Long> restoreMs = List.of();
+  private List<Runs.Restore> restores = List.of();
   private long emptyStartupMs = -1;
 
   CapacitySection(
@@ -53,9 +54,9 @@ final class CapacitySection {
     return this;
   }
 
-  CapacitySection restore(long records, List<Long> ms, long emptyStartupMs) {
+  CapacitySection restore(long records, List<Runs.Restore> restores, long emptyStartupMs) {
     this.changelogRecords = records;
-    this.restoreMs = List.copyOf(ms);
+    this.restores = List.copyOf(restores);
     this.emptyStartupMs = emptyStartupMs;
     return this;
   }
@@ -161,24 +162,34 @@ final class CapacitySection {
   }
 
   private void restore(Report report) {
-    if (restoreMs.isEmpty()) {
+    if (restores.isEmpty()) {
       return;
     }
-    Spread running = Spread.of(restoreMs.stream().mapToDouble(ms -> ms / 1000.0).toArray());
+    Spread running = seconds(Runs.Restore::runningMs);
     long restoring = Math.max(1, (long) (running.median() * 1000) - emptyStartupMs);
     report
         .line(
             "  restore                a fresh instance of B (empty state directory) reached"
                 + " RUNNING in %s s (%d %s),",
             running.format(1),
-            restoreMs.size(),
-            restoreMs.size() == 1 ? "run" : "runs, each a new instance")
+            restores.size(),
+            restores.size() == 1 ? "run" : "runs, each a new instance")
         .line(
             "                         %,d changelog records (entries and markers); an empty"
                 + " instance starts in %.1f s,",
             changelogRecords, emptyStartupMs / 1000.0)
         .line(
-            "                         so about %,.0f records/s restored (median)",
-            changelogRecords * 1000.0 / restoring);
+            "                         so about %,.0f records/s restored (median);",
+            changelogRecords * 1000.0 / restoring)
+        .line(
+            "                         CPU until RUNNING %s s; then more than half a core busy for"
+                + " %s s, %s CPU-s",
+            seconds(Runs.Restore::cpuMs).format(1),
+            seconds(Runs.Restore::busyMs).format(1),
+            seconds(Runs.Restore::busyCpuMs).format(1));
+  }
+
+  private Spread seconds(ToLongFunction<Runs.Restore> ms) {
+    return Spread.of(restores.stream().mapToDouble(r -> ms.applyAsLong(r) / 1000.0).toArray());
   }
 }

@@ -70,7 +70,7 @@ final class Results {
   private Memory emptyMemory;
   private Memory filledMemory;
   private long changelogRecords = -1;
-  private final List<Long> restoreMs = new ArrayList<>();
+  private final List<Runs.Restore> restores = new ArrayList<>();
 
   Results(
       Settings settings,
@@ -205,10 +205,10 @@ final class Results {
     this.filledMemory = filled;
   }
 
-  /** One fresh instance's restore of the filled instance's changelog: its time to RUNNING. */
-  void restore(long records, long ms) {
+  /** One fresh instance's restore of the filled instance's changelog. */
+  void restore(long records, Runs.Restore restore) {
     this.changelogRecords = records;
-    this.restoreMs.add(ms);
+    this.restores.add(restore);
   }
 
   /** The report of what has been measured. */
@@ -233,7 +233,7 @@ final class Results {
             search,
             capacityLateness)
         .memory(emptyMemory, filledMemory)
-        .restore(changelogRecords, restoreMs, emptyStartupMs)
+        .restore(changelogRecords, restores, emptyStartupMs)
         .write(report);
     return report;
   }

@@ -151,4 +151,15 @@ final class Runs {
       return tasks * 1000.0 / Math.max(1, lastAfterDueMs);
     }
   }
+
+  /**
+   * One fresh instance's restore of the filled instance's changelog.
+   *
+   * @param runningMs from launch to RUNNING
+   * @param cpuMs the instance's CPU time until RUNNING, every thread's, RocksDB's included
+   * @param busyMs how long after RUNNING the instance went on using more than half a core: the
+   *     compactions a restore holds back run then
+   * @param busyCpuMs its CPU time in that while
+   */
+  record Restore(long runningMs, long cpuMs, long busyMs, long busyCpuMs) {}
 }
