@@ -480,7 +480,8 @@ class ScheduleBytesStoreTest {
     // then: none was compacted, and every restored entry is there
     assertThat(level0Files()).isEqualTo(6);
     assertThat(store.db().getOptions().disableAutoCompactions()).isTrue();
-    assertThat(store.get(bytes("r-5-999"))).isEqualTo(scheduled(5_999).toBytes());
+    assertThat(store.db().get(StoreKeys.entry(bytes("r-5-999"))))
+        .isEqualTo(scheduled(5_999).toBytes());
 
     // when: the task runs (its first due check), compactions run again and merge the files
     store.mayHaveDue(0);
