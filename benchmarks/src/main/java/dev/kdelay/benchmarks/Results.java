@@ -252,7 +252,9 @@ final class Results {
         .line(
             "  processes   broker JVM %s; each application in a JVM of its own %s;",
             String.join(" ", Testbed.BROKER_JVM), String.join(" ", Testbed.APP_JVM.subList(0, 2)))
-        .line("              this JVM: the load generator (1 producer) and the probe (1 consumer)")
+        .line("              this JVM: the load generator (1 producer) and the probe (1 consumer)");
+    extraOptions(report);
+    report
         .line(
             "  broker      Apache Kafka %s, kdelay's embedded single-node KRaft broker, replication"
                 + " factor 1, %d partitions per topic; profile %s: %s",
@@ -309,5 +311,20 @@ final class Results {
             (key, value) ->
                 text.append(text.length() == 0 ? "" : " ").append(key).append('=').append(value));
     return text.toString();
+  }
+
+  /**
+   * The JVM options added through the environment, if any, as a line of the report: a profiler or a
+   * log changes what a run measures.
+   */
+  private static void extraOptions(Report report) {
+    List<String> broker = Testbed.extraBrokerOptions();
+    List<String> apps = Testbed.extraAppOptions();
+    if (!broker.isEmpty() || !apps.isEmpty()) {
+      report.line(
+          "  added       broker JVM: %s; applications' JVMs: %s",
+          broker.isEmpty() ? "nothing" : String.join(" ", broker),
+          apps.isEmpty() ? "nothing" : String.join(" ", apps));
+    }
   }
 }

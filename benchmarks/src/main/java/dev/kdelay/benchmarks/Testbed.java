@@ -37,6 +37,9 @@ final class Testbed implements AutoCloseable {
   /** Environment variable with extra options for the applications' JVMs (profilers, flags). */
   static final String APP_JVM_OPTS_VARIABLE = "KDELAY_BENCH_APP_JVM_OPTS";
 
+  /** Environment variable with extra options for the broker's JVM (a request log, a profiler). */
+  static final String BROKER_JVM_OPTS_VARIABLE = "KDELAY_BENCH_BROKER_JVM_OPTS";
+
   private static final Duration START_TIMEOUT = Duration.ofMinutes(30);
 
   private final Path workDir;
@@ -56,6 +59,7 @@ final class Testbed implements AutoCloseable {
     this.overrides = Map.copyOf(overrides);
     List<String> brokerJvm = new ArrayList<>(BROKER_JVM);
     jfrDir.ifPresent(dir -> brokerJvm.add(flightRecording(dir, "broker")));
+    brokerJvm.addAll(extraBrokerOptions());
     this.broker =
         ChildJvm.start(
             "broker",
@@ -175,7 +179,16 @@ final class Testbed implements AutoCloseable {
 
   /** Extra options for the applications' JVMs, from {@value #APP_JVM_OPTS_VARIABLE}. */
   static List<String> extraAppOptions() {
-    String extra = System.getenv(APP_JVM_OPTS_VARIABLE);
+    return extraOptions(APP_JVM_OPTS_VARIABLE);
+  }
+
+  /** Extra options for the broker's JVM, from {@value #BROKER_JVM_OPTS_VARIABLE}. */
+  static List<String> extraBrokerOptions() {
+    return extraOptions(BROKER_JVM_OPTS_VARIABLE);
+  }
+
+  private static List<String> extraOptions(String variable) {
+    String extra = System.getenv(variable);
     return extra == null || extra.isBlank() ? List.of() : List.of(extra.trim().split("\\s+"));
   }
 
