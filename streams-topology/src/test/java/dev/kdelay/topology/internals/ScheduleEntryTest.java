@@ -94,8 +94,14 @@ class ScheduleEntryTest {
   @Test
   void shouldCallAnUnknownOriginOrFormatDamage() {
     byte[] bytes = ScheduleEntry.marker(State.FIRED, 1, 1, Origin.UNKNOWN).toBytes();
-    bytes[ScheduleEntry.HEADER_BYTES] = 9;
-    assertThat(ScheduleEntry.damage(bytes)).contains("origin");
+    for (byte known : new byte[] {Origin.NONE, Origin.REQUESTS, Origin.REROUTED}) {
+      bytes[ScheduleEntry.HEADER_BYTES] = known;
+      assertThat(ScheduleEntry.damage(bytes)).as("origin %d", known).isNull();
+    }
+    for (byte unknown : new byte[] {-1, 3, 9, Byte.MIN_VALUE, Byte.MAX_VALUE}) {
+      bytes[ScheduleEntry.HEADER_BYTES] = unknown;
+      assertThat(ScheduleEntry.damage(bytes)).as("origin %d", unknown).contains("origin");
+    }
 
     bytes[0] = 4;
     assertThat(ScheduleEntry.damage(bytes)).contains("format 4");
