@@ -7,9 +7,9 @@ import java.util.Map;
 
 /**
  * The applications the benchmark compares. All take their Kafka Streams configuration from {@link
- * DelayConfig#streamsProperties()}, so the ceiling and the textbook delay app run with exactly
- * kdelay's settings: exactly_once_v2, stream threads, commit interval, poll time, producer linger,
- * max poll records.
+ * dev.kdelay.topology.StreamsTuning#streamsProperties}, so the ceiling and the textbook delay app
+ * run with exactly kdelay's settings: exactly_once_v2, stream threads, commit interval, poll time,
+ * producer linger, max poll records.
  */
 enum AppKind {
   /** kdelay as the service runs it: {@code DelayService} with {@code DelayTopology}. */

@@ -3,6 +3,7 @@ package dev.kdelay.benchmarks;
 import dev.kdelay.benchmarks.textbook.TextbookDelay;
 import dev.kdelay.service.DelayService;
 import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.topology.StreamsTuning;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.lang.management.ManagementFactory;
@@ -98,7 +99,8 @@ public final class AppUnderTest {
   /** Starts a topology with kdelay's Streams settings and waits until it is RUNNING. */
   private static AutoCloseable startStreams(String name, Topology topology, ServiceConfig config)
       throws InterruptedException {
-    KafkaStreams streams = new KafkaStreams(topology, config.delay().streamsProperties());
+    KafkaStreams streams =
+        new KafkaStreams(topology, StreamsTuning.streamsProperties(config.delay()));
     CountDownLatch running = new CountDownLatch(1);
     streams.setStateListener(
         (newState, oldState) -> {

@@ -3,6 +3,7 @@ package dev.kdelay.benchmarks;
 import dev.kdelay.benchmarks.textbook.TextbookDelay;
 import dev.kdelay.service.BrokerProfile;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.StreamsTuning;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -240,7 +241,7 @@ final class Results {
 
   private void configuration(Report report) {
     DelayConfig config = AppKind.config("broker", "id", "dir", "requests", overrides).delay();
-    Properties streams = config.streamsProperties();
+    Properties streams = StreamsTuning.streamsProperties(config);
     StringBuilder keys = new StringBuilder();
     for (String key : STREAMS_KEYS) {
       keys.append(' ').append(key).append('=').append(streams.get(key));
@@ -265,17 +266,15 @@ final class Results {
                 ? "Apache Kafka's default settings (as managed Kafka)"
                 : "kdelay's recommended settings (as bin/kdelay)")
         .line(
-            "  streams     (kdelay, textbook and ceiling, from DelayConfig.streamsProperties())%s",
+            "  streams     (kdelay, textbook and ceiling, from StreamsTuning.streamsProperties(DelayConfig))%s",
             keys)
         .line(
             "  overrides   %s",
             overrides.isEmpty() ? "none: kdelay's defaults" : "--set " + overrides)
         .line(
-            "  kdelay      punctuate every %d ms, at most %d fires per punctuation, buckets of %d"
-                + " ms, RocksDB cache %s with %s of write buffers",
+            "  kdelay      punctuate every %d ms, at most %d fires per punctuation, RocksDB cache %s with %s of write buffers",
             config.punctuateInterval().toMillis(),
             config.maxFiresPerPunctuation(),
-            config.bucketWidthMs(),
             Report.bytes(config.getLong(DelayConfig.ROCKSDB_BLOCK_CACHE_BYTES_CONFIG)),
             Report.bytes(config.getLong(DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_CONFIG)))
         .line(

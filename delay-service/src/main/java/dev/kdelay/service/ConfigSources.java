@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.LogValues;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
@@ -19,6 +20,8 @@ import java.util.TreeMap;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.config.ConfigValue;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * Loads the service's {@link ServiceConfig} from a properties file and the environment.
@@ -40,6 +43,7 @@ import org.apache.kafka.common.config.ConfigValue;
  * }</pre>
  */
 public final class ConfigSources {
+  private static final Logger LOG = LoggerFactory.getLogger(ConfigSources.class);
 
   /** Prefix of the environment variables that set kdelay's own keys. */
   public static final String ENV_PREFIX = "DELAY_";
@@ -64,6 +68,7 @@ public final class ConfigSources {
     Settings settings = new Settings();
     file.ifPresent(path -> readFile(path, settings));
     new TreeMap<>(environment).forEach((name, value) -> readVariable(name, value, settings));
+    settings.dropRetired();
     settings.validate(ServiceConfig.configDef());
     return new ServiceConfig(settings.values);
   }
@@ -121,6 +126,25 @@ public final class ConfigSources {
      *
      * @throws ConfigException naming every unknown key and every bad value
      */
+    /**
+     * Forgets the keys kdelay no longer uses ({@link DelayConfig#RETIRED_KEYS}), saying so: an
+     * upgrade must not stop on a key that did nothing, nor leave it unmentioned.
+     */
+    void dropRetired() {
+      for (String key : new TreeMap<>(values).keySet()) {
+        String reason = DelayConfig.RETIRED_KEYS.get(key);
+        if (reason != null) {
+          LOG.warn(
+              "event=config-key-retired key={} from={} ignored=true why={}",
+              key,
+              LogValues.quote(sources.get(key)),
+              LogValues.quote(reason));
+          values.remove(key);
+          sources.remove(key);
+        }
+      }
+    }
+
     void validate(ConfigDef definition) {
       List<String> errors = new ArrayList<>();
       values.keySet().stream()

@@ -20,6 +20,7 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.internals.TargetPolicy;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -299,7 +300,7 @@ public final class DelayService implements AutoCloseable {
     DeliveryQuarantine quarantine = new DeliveryQuarantine(ready, metrics);
     clients = new WarmingClientSupplier(quarantine);
     targetTopics = AdminTargetTopics.create(targetAdmin, ready, clients);
-    Properties properties = ready.streamsProperties();
+    Properties properties = StreamsTuning.streamsProperties(ready);
     quarantine.install(properties);
     HostInfo self = null;
     if (service.httpPort() != 0) {

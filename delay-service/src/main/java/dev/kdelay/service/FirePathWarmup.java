@@ -5,6 +5,7 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -138,7 +139,7 @@ final class FirePathWarmup {
           TopologyTestDriver driver =
               new TopologyTestDriver(
                   DelayTopology.build(config, topics, metrics, quarantine),
-                  config.streamsProperties(),
+                  StreamsTuning.streamsProperties(config),
                   start)) {
         ByteArraySerializer bytes = new ByteArraySerializer();
         ByteArrayDeserializer read = new ByteArrayDeserializer();
@@ -316,7 +317,7 @@ final class FirePathWarmup {
    * cluster: plaintext, a transactional id of the warm-up's own.
    */
   private static Map<String, Object> producerSettings(DelayConfig config, String bootstrap) {
-    Properties streams = config.streamsProperties();
+    Properties streams = StreamsTuning.streamsProperties(config);
     Map<String, Object> settings = new HashMap<>();
     for (String key : BATCH_SETTINGS) {
       Object value = streams.getOrDefault(StreamsConfig.producerPrefix(key), streams.get(key));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.service.ClientProperties.Kind;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.StreamsTuning;
 import java.util.Map;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
@@ -124,7 +125,7 @@ class ClientPropertiesTest {
 
     // Kafka Streams logs "StreamsConfig values:" from these values at startup; it declares no
     // SASL keys itself, and its clients log theirs with PASSWORD keys hidden.
-    StreamsConfig logged = new StreamsConfig(config.streamsProperties());
+    StreamsConfig logged = new StreamsConfig(StreamsTuning.streamsProperties(config));
 
     assertThat(logged.values().toString()).doesNotContain("s3cr3t-pa55", "adm1n-pa55");
     Map<String, Object> producerProps = logged.getProducerConfigs("kdelay-test");

@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.topology.StreamsTuning;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -69,7 +70,29 @@ class ConfigSourcesTest {
     assertThat(config.delay().kafkaProperties())
         .containsEntry("security.protocol", "SSL")
         .containsEntry("sasl.mechanism", "PLAIN");
-    assertThat(config.delay().streamsProperties()).containsEntry("security.protocol", "SSL");
+    assertThat(StreamsTuning.streamsProperties(config.delay()))
+        .containsEntry("security.protocol", "SSL");
+  }
+
+  @Test
+  void shouldAcceptAndForgetARetiredKeyWhileRefusingAMisspeltOne() throws IOException {
+    // given: a key kdelay no longer uses, from a file and from the environment
+    Path file = write("delay.bucket.width.ms=60000\n");
+
+    // when
+    ServiceConfig fromFile = ConfigSources.load(Optional.of(file), Map.of());
+    ServiceConfig fromEnvironment =
+        ConfigSources.load(Optional.empty(), Map.of("DELAY_BUCKET_WIDTH_MS", "60000"));
+
+    // then: accepted, and not carried into the configuration
+    assertThat(fromFile.originals()).doesNotContainKey("delay.bucket.width.ms");
+    assertThat(fromEnvironment.delay().originals()).doesNotContainKey("delay.bucket.width.ms");
+    assertThat(ServiceConfig.configDef().names()).doesNotContain("delay.bucket.width.ms");
+    assertThatThrownBy(
+            () -> ConfigSources.load(Optional.empty(), Map.of("DELAY_BUCKET_WIDTH", "60000")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("delay.bucket.width (from environment variable DELAY_BUCKET_WIDTH)")
+        .hasMessageContaining("unknown kdelay configuration key");
   }
 
   @Test

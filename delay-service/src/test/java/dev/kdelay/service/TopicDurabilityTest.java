@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.StreamsTuning;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.OptionalInt;
@@ -89,7 +90,7 @@ class TopicDurabilityTest {
     ServiceConfig applied =
         new TopicDurability(3, OptionalInt.of(2)).applyToStreams(config(Map.of()));
 
-    assertThat(applied.delay().streamsProperties())
+    assertThat(StreamsTuning.streamsProperties(applied.delay()))
         .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, 3)
         .containsEntry(STREAMS_MIN_INSYNC, 2);
   }
@@ -101,7 +102,7 @@ class TopicDurabilityTest {
 
     ServiceConfig applied = new TopicDurability(3, OptionalInt.of(2)).applyToStreams(passed);
 
-    assertThat(applied.delay().streamsProperties())
+    assertThat(StreamsTuning.streamsProperties(applied.delay()))
         .containsEntry(StreamsConfig.REPLICATION_FACTOR_CONFIG, "4")
         .containsEntry(STREAMS_MIN_INSYNC, "3");
   }

@@ -3,18 +3,11 @@ package dev.kdelay.topology;
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;
 
-import dev.kdelay.topology.internals.PolledRequests;
 import java.time.Duration;
-import java.util.ArrayList;
 import java.util.HashMap;
-import java.util.List;
 import java.util.Map;
-import java.util.Properties;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
-import org.apache.kafka.clients.CommonClientConfigs;
-import org.apache.kafka.clients.consumer.ConsumerConfig;
-import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.config.AbstractConfig;
 import org.apache.kafka.common.config.ConfigDef;
 import org.apache.kafka.common.config.ConfigDef.Importance;
@@ -35,7 +28,7 @@ import org.apache.kafka.streams.StreamsConfig;
  *     DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092",
  *     DelayConfig.REQUESTS_TOPIC_CONFIG, "delay-requests"));
  * Topology topology = DelayTopology.build(config);
- * KafkaStreams streams = new KafkaStreams(topology, config.streamsProperties());
+ * KafkaStreams streams = new KafkaStreams(topology, StreamsTuning.streamsProperties(config));
  * }</pre>
  */
 public final class DelayConfig extends AbstractConfig {
@@ -119,10 +112,16 @@ public final class DelayConfig extends AbstractConfig {
       "Longest the stream thread blocks waiting for requests; bounds how late a punctuation runs"
           + " when no requests arrive.";
 
-  public static final String BUCKET_WIDTH_CONFIG = "delay.bucket.width.ms";
-  private static final String BUCKET_WIDTH_DOC =
-      "Not used: kdelay's first store layout grouped tasks in time buckets of this width; the"
-          + " schedule store orders them by an index instead. Still accepted.";
+  /**
+   * Keys kdelay once had and no longer uses, with what became of each. A configuration that still
+   * sets one is accepted, so that an upgrade does not stop on it, and the service says it is
+   * ignored; they are not part of {@link #configDef()}.
+   */
+  public static final Map<String, String> RETIRED_KEYS =
+      Map.of(
+          "delay.bucket.width.ms",
+          "kdelay's first store layout grouped tasks in time buckets of this width; the schedule"
+              + " store orders them by an index instead");
 
   public static final String MAX_ID_BYTES_CONFIG = "delay.max.id.bytes";
   private static final String MAX_ID_BYTES_DOC = "Longest schedule id, in UTF-8 bytes.";
@@ -321,13 +320,6 @@ public final class DelayConfig extends AbstractConfig {
               COMMIT_INTERVAL_DOC)
           .define(POLL_CONFIG, Type.LONG, 5L, between(0, 1_000), Importance.LOW, POLL_DOC)
           .define(
-              BUCKET_WIDTH_CONFIG,
-              Type.LONG,
-              Duration.ofMinutes(1).toMillis(),
-              atLeast(1),
-              Importance.LOW,
-              BUCKET_WIDTH_DOC)
-          .define(
               MAX_ID_BYTES_CONFIG,
               Type.INT,
               1024,
@@ -455,7 +447,9 @@ public final class DelayConfig extends AbstractConfig {
     super(CONFIG_DEF, originals, false);
     for (Object key : originals.keySet()) {
       String name = String.valueOf(key);
-      if (name.startsWith("delay.") && !CONFIG_DEF.names().contains(name)) {
+      if (name.startsWith("delay.")
+          && !CONFIG_DEF.names().contains(name)
+          && !RETIRED_KEYS.containsKey(name)) {
         // Without the value: an unknown key may be a misspelt secret (delay.sasl.jaas.configg).
         throw new ConfigException(name + ": unknown kdelay configuration key");
       }
@@ -495,7 +489,8 @@ public final class DelayConfig extends AbstractConfig {
   }
 
   public String applicationId() {
-    // A pass-through application.id wins in streamsProperties(), so it is the one in effect: the
+    // A pass-through application.id wins in StreamsTuning.streamsProperties(), so it is the one in
+    // effect: the
     // prefix of the changelogs and of every other topic that is kdelay's own.
     Object passed = originals().get(StreamsConfig.APPLICATION_ID_CONFIG);
     return passed != null ? passed.toString() : getString(APPLICATION_ID_CONFIG);
@@ -555,10 +550,6 @@ public final class DelayConfig extends AbstractConfig {
     return getInt(MAX_FIRES_PER_COMMIT_CONFIG);
   }
 
-  public long bucketWidthMs() {
-    return getLong(BUCKET_WIDTH_CONFIG);
-  }
-
   public int maxIdBytes() {
     return getInt(MAX_ID_BYTES_CONFIG);
   }
@@ -574,28 +565,6 @@ public final class DelayConfig extends AbstractConfig {
   /** How far ahead of kdelay's clock a request's timestamp is believed. */
   public long maxClockSkewMs() {
     return getLong(MAX_CLOCK_SKEW_CONFIG);
-  }
-
-  /**
-   * The stream threads' producer {@code max.request.size}, as Kafka Streams resolves it: the {@code
-   * producer.}-prefixed key wins over the plain one. A record larger than this fails the producer's
-   * transaction, so kdelay never hands it one.
-   */
-  public int producerMaxRequestBytes() {
-    Object value = producerSetting(ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
-    return value == null ? PRODUCER_MAX_REQUEST_BYTES : Integer.parseInt(value.toString().trim());
-  }
-
-  /** Whether the stream threads' producer compresses: then a batch is smaller than its records. */
-  public boolean producerCompresses() {
-    Object value = producerSetting(ProducerConfig.COMPRESSION_TYPE_CONFIG);
-    return value != null && !"none".equalsIgnoreCase(value.toString().trim());
-  }
-
-  private Object producerSetting(String key) {
-    Map<String, Object> kafka = kafkaProperties();
-    Object prefixed = kafka.get(StreamsConfig.producerPrefix(key));
-    return prefixed != null ? prefixed : kafka.get(key);
   }
 
   /** How long a fired one-shot task is remembered; 0 forgets it at once. */
@@ -660,142 +629,6 @@ public final class DelayConfig extends AbstractConfig {
               }
             });
     return kafka;
-  }
-
-  /** The producer's default {@code max.request.size}. */
-  private static final int PRODUCER_MAX_REQUEST_BYTES = 1024 * 1024;
-
-  /** The producer's linger under exactly-once: longer than a fire commit's window. */
-  private static final int EXACTLY_ONCE_LINGER_MS = 100;
-
-  /** The restore consumer's bytes per partition per fetch (the consumer's default: 1 MiB). */
-  private static final int RESTORE_FETCH_BYTES_PER_PARTITION = 8 * 1024 * 1024;
-
-  /** The restore consumer's records per poll (the consumer's default: 1,000). */
-  private static final int RESTORE_RECORDS_PER_POLL = 10_000;
-
-  /**
-   * The Kafka Streams configuration of the service: kdelay's tuning first, then every pass-through
-   * Kafka property, which wins where both set a key.
-   */
-  public Properties streamsProperties() {
-    Properties props = new Properties();
-    props.put(StreamsConfig.APPLICATION_ID_CONFIG, applicationId());
-    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers());
-    props.put(StreamsConfig.STATE_DIR_CONFIG, getString(STATE_DIR_CONFIG));
-    props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, getString(PROCESSING_GUARANTEE_CONFIG));
-    props.put(StreamsConfig.NUM_STREAM_THREADS_CONFIG, getInt(NUM_STREAM_THREADS_CONFIG));
-    props.put(StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG, getInt(NUM_STANDBY_REPLICAS_CONFIG));
-    props.put(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG, getLong(COMMIT_INTERVAL_CONFIG));
-    // The stream thread blocks in poll() for at most poll.ms; wall-clock punctuations can only
-    // run between polls, so this bounds how late an idle instance notices a due task.
-    props.put(StreamsConfig.POLL_MS_CONFIG, getLong(POLL_CONFIG));
-    // The request and reroute topics need no timestamp alignment between them: order per id is
-    // decided by request timestamps in the processor, so never idle waiting for the other one.
-    props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
-    // At least once, a fired record is visible once sent: do not let the producer linger. Exactly
-    // once, it is visible only when its transaction commits, and the commit flushes the producer
-    // whatever its linger, so lingering costs no lateness; it only saves the one small produce
-    // request (and one wake-up of the sender thread) per record that linger 0 makes for the
-    // four to six records a task writes.
-    props.put(
-        StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG),
-        StreamsConfig.AT_LEAST_ONCE.equals(getString(PROCESSING_GUARANTEE_CONFIG))
-            ? 0
-            : EXACTLY_ONCE_LINGER_MS);
-    // Prefixed, so set only when no plain key is passed through (the rule below): a plain
-    // max.poll.records used to be overridden without a word.
-    if (!kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
-      props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
-    }
-    // Failover: the restore consumer adds the changelogs of tasks taken over one after the other,
-    // and each waits for the fetch in flight, which an idle broker holds for fetch.max.wait.ms
-    // (500 ms by default): a takeover of three tasks spent 1 s there before restoring anything.
-    // Standbys are kept up to date by the same consumer, which now asks up to 10 times a second
-    // when nothing changes. Prefixed, as it is the restore consumer's alone; so set only when no
-    // plain key is passed through, which the prefixed one would silently override.
-    if (!kafkaProperties().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
-      props.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 100);
-    }
-    // Restore: a fresh instance reads its whole changelog back. With the consumer's defaults
-    // (1 MiB per partition per fetch, 1,000 records per poll), a 10 M-task restore took some 500
-    // fetch round trips and 10,000 passes of the state updater. With larger steps the restore
-    // consumer holds at most 8 MiB of heap per restoring partition (and fetch.max.bytes, 50 MiB,
-    // per broker) while a fetch is consumed. Same rule as above for plain keys.
-    if (!kafkaProperties().containsKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)) {
-      props.put(
-          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
-          RESTORE_FETCH_BYTES_PER_PARTITION);
-    }
-    if (!kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
-      props.put(
-          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
-          RESTORE_RECORDS_PER_POLL);
-    }
-    // Under exactly_once_v2 (transaction version 2) a transaction's first produce to a partition
-    // is refused with CONCURRENT_TRANSACTIONS while the coordinator still completes the previous
-    // transaction, and the batches behind it with OUT_OF_ORDER_SEQUENCE_NUMBER. The producer
-    // retries them with its general exponential back-off, 100 ms doubling to 1 s: when the broker
-    // is slow to write the previous markers (its log cleaner busy after heavy runs) a commit waited
-    // 0.1 + 0.2 + 0.4 + 0.8 s and more, stalling every fire of the thread for ~2 s. Retry within
-    // tens of ms instead, as the producer itself does for this error before version 2 (20 ms).
-    // Plain keys, for the same reason as below.
-    props.put(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, 20);
-    props.put(CommonClientConfigs.RETRY_BACKOFF_MAX_MS_CONFIG, 100);
-    // Failover: a killed instance's tasks are late by the session timeout (until the group
-    // evicts it) plus a heartbeat (until the survivors rejoin), and at least until the broker
-    // aborts the dead producer's open transaction, which blocks read_committed readers of every
-    // partition it wrote: the new owner has another transactional id and cannot fence it. 6 s is
-    // the lowest session timeout a broker with default settings accepts
-    // (group.min.session.timeout.ms); the transaction timeout stays below it so that, on a broker
-    // that checks for timed-out transactions every second, the abort never sets the pace. Lower
-    // costs evictions during GC pauses and aborted transactions during stalls: see the README.
-    // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
-    // over a plain one, so a prefixed default would silently override a user's plain one.
-    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
-    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_500);
-    props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 5_000);
-    // kdelay has no global stores; Kafka Streams 4.3 warns at every start until this is set.
-    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
-    props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);
-    props.put(
-        BoundedMemoryRocksDbConfig.BLOCK_CACHE_BYTES_CONFIG,
-        getLong(ROCKSDB_BLOCK_CACHE_BYTES_CONFIG));
-    props.put(
-        BoundedMemoryRocksDbConfig.WRITE_BUFFER_BYTES_CONFIG,
-        getLong(ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
-    props.putAll(kafkaProperties());
-    // Appended to the main consumer's interceptors that apply, which a prefixed key would replace.
-    List<String> interceptors = new ArrayList<>(mainConsumerInterceptors(props));
-    interceptors.add(PolledRequests.class.getName());
-    props.put(
-        StreamsConfig.mainConsumerPrefix(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG),
-        String.join(",", interceptors));
-    return props;
-  }
-
-  /**
-   * The interceptors the main consumer would have from {@code props}: Kafka Streams lets {@code
-   * main.consumer.} win over {@code consumer.}, and that over the plain key.
-   */
-  private static List<String> mainConsumerInterceptors(Properties props) {
-    String key = ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG;
-    for (String name :
-        List.of(StreamsConfig.mainConsumerPrefix(key), StreamsConfig.consumerPrefix(key), key)) {
-      if (props.containsKey(name)) {
-        Object value = props.get(name);
-        List<?> classes =
-            value instanceof Class<?> one
-                ? List.of(one)
-                : (List<?>) ConfigDef.parseType(name, value, Type.LIST);
-        List<String> names = new ArrayList<>();
-        for (Object entry : classes) {
-          names.add(entry instanceof Class<?> type ? type.getName() : String.valueOf(entry));
-        }
-        return names;
-      }
-    }
-    return List.of();
   }
 
   private static void validateRegex(String name, Object value) {

@@ -34,7 +34,7 @@ import org.apache.kafka.streams.processor.TopicNameExtractor;
  *
  * <pre>{@code
  * DelayConfig config = new DelayConfig(Map.of(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "localhost:9092"));
- * try (KafkaStreams streams = new KafkaStreams(DelayTopology.build(config), config.streamsProperties())) {
+ * try (KafkaStreams streams = new KafkaStreams(DelayTopology.build(config), StreamsTuning.streamsProperties(config))) {
  *   streams.start();
  *   ...
  * }
@@ -63,7 +63,8 @@ public final class DelayTopology {
    * Builds the topology.
    *
    * @param config the service configuration
-   * @return a topology ready for {@code new KafkaStreams(topology, config.streamsProperties())}
+   * @return a topology ready for {@code new KafkaStreams(topology,
+   *     StreamsTuning.streamsProperties(config))}
    * @throws NullPointerException if config is null
    */
   public static Topology build(DelayConfig config) {
@@ -75,7 +76,8 @@ public final class DelayTopology {
    *
    * @param config the service configuration
    * @param targetTopics what is known of the target topics
-   * @return a topology ready for {@code new KafkaStreams(topology, config.streamsProperties())}
+   * @return a topology ready for {@code new KafkaStreams(topology,
+   *     StreamsTuning.streamsProperties(config))}
    * @throws NullPointerException if an argument is null
    */
   public static Topology build(DelayConfig config, TargetTopics targetTopics) {
@@ -88,7 +90,8 @@ public final class DelayTopology {
    * @param config the service configuration
    * @param targetTopics what is known of the target topics
    * @param metrics told of every request, fire and punctuation, on the stream threads
-   * @return a topology ready for {@code new KafkaStreams(topology, config.streamsProperties())}
+   * @return a topology ready for {@code new KafkaStreams(topology,
+   *     StreamsTuning.streamsProperties(config))}
    * @throws NullPointerException if an argument is null
    */
   public static Topology build(
@@ -104,7 +107,7 @@ public final class DelayTopology {
    *
    * <pre>{@code
    * DeliveryQuarantine quarantine = new DeliveryQuarantine(config);
-   * Properties props = config.streamsProperties();
+   * Properties props = StreamsTuning.streamsProperties(config);
    * quarantine.install(props);
    * new KafkaStreams(DelayTopology.build(config, targetTopics, metrics, quarantine), props);
    * }</pre>

@@ -46,7 +46,7 @@ final class CronDriver implements AutoCloseable {
     settings.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
     settings.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     this.config = new DelayConfig(settings);
-    Properties props = config.streamsProperties();
+    Properties props = StreamsTuning.streamsProperties(config);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     this.driver = new TopologyTestDriver(DelayTopology.build(config), props, start);
     this.now = start;

@@ -68,7 +68,7 @@ final class DelayDriver implements AutoCloseable {
       DeliveryQuarantine quarantine,
       String guarantee) {
     this.config = config(stateDir, overrides);
-    Properties props = config.streamsProperties();
+    Properties props = StreamsTuning.streamsProperties(config);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     DeliveryQuarantine refused = quarantine != null ? quarantine : new DeliveryQuarantine(config);
     this.driver =

@@ -43,7 +43,7 @@ final class MeteredDriver implements AutoCloseable {
     settings.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
     settings.putAll(overrides);
     DelayConfig config = new DelayConfig(settings);
-    Properties props = config.streamsProperties();
+    Properties props = StreamsTuning.streamsProperties(config);
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, StreamsConfig.AT_LEAST_ONCE);
     driver =
         new TopologyTestDriver(

@@ -119,7 +119,7 @@ final class TopologyHarness implements AutoCloseable {
     } catch (IOException e) {
       throw new UncheckedIOException(e);
     }
-    Properties props = config.streamsProperties();
+    Properties props = StreamsTuning.streamsProperties(config);
     props.put(StreamsConfig.STATE_DIR_CONFIG, dir.toString());
     props.put(StreamsConfig.PROCESSING_GUARANTEE_CONFIG, guarantee);
     TargetTopics topics = new SlowLookUps();

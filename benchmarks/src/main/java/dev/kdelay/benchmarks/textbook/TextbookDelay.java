@@ -35,7 +35,7 @@ import org.apache.kafka.streams.state.Stores;
  *
  * <pre>{@code
  * KafkaStreams streams =
- *     new KafkaStreams(TextbookDelay.topology("delay-requests"), config.streamsProperties());
+ *     new KafkaStreams(TextbookDelay.topology("delay-requests"), StreamsTuning.streamsProperties(config));
  * }</pre>
  */
 public final class TextbookDelay {

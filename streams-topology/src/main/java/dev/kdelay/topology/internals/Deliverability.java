@@ -7,6 +7,7 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.StoredTaskCodec;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
 import java.util.Optional;
 import org.apache.kafka.common.utils.Utils;
@@ -40,7 +41,8 @@ final class Deliverability {
   }
 
   static Deliverability of(DelayConfig config) {
-    return new Deliverability(config.producerMaxRequestBytes(), config.producerCompresses());
+    return new Deliverability(
+        StreamsTuning.producerMaxRequestBytes(config), StreamsTuning.producerCompresses(config));
   }
 
   /** The most bytes a record to this topic may have, as far as kdelay can tell. */

@@ -28,7 +28,7 @@ import org.apache.kafka.common.TopicPartition;
  *
  * <p>How it knows: Kafka Streams offers a processor no view of what its consumer has buffered, so
  * this is the main consumer's interceptor ({@code main.consumer.interceptor.classes}, set by {@link
- * dev.kdelay.topology.DelayConfig#streamsProperties}). {@link #onConsume} runs inside {@code
+ * dev.kdelay.topology.StreamsTuning#streamsProperties}). {@link #onConsume} runs inside {@code
  * poll()} on the stream thread that polls, and notes every record's key and offset; the processor
  * of the same thread removes them as it processes their offsets ({@link Buffer#processed}). So the
  * state is per thread, and touched by one thread only.

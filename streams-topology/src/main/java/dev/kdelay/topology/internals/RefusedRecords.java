@@ -4,6 +4,7 @@ import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DeliveryQuarantine;
+import dev.kdelay.topology.StreamsTuning;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
@@ -63,7 +64,7 @@ public final class RefusedRecords {
       deadLetter =
           smallest
               ? DeadLetters.smallest(whole)
-              : DeadLetters.fitted(whole, config.producerMaxRequestBytes());
+              : DeadLetters.fitted(whole, StreamsTuning.producerMaxRequestBytes(config));
     } else {
       return Optional.empty();
     }

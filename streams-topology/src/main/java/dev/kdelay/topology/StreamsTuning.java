@@ -1,0 +1,196 @@
+package dev.kdelay.topology;
+
+import dev.kdelay.topology.internals.PolledRequests;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import org.apache.kafka.clients.CommonClientConfigs;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.producer.ProducerConfig;
+import org.apache.kafka.common.config.ConfigDef;
+import org.apache.kafka.common.config.ConfigDef.Type;
+import org.apache.kafka.streams.StreamsConfig;
+
+/**
+ * How kdelay runs Kafka Streams: the Streams, consumer and producer settings it derives from a
+ * {@link DelayConfig}, and the producer limits its fire path must respect. The settings are what
+ * kdelay needs to fire on time and to fail over quickly; every Kafka property the configuration
+ * passes through wins over them (see {@link #streamsProperties}).
+ *
+ * <pre>{@code
+ * KafkaStreams streams =
+ *     new KafkaStreams(DelayTopology.build(config), StreamsTuning.streamsProperties(config));
+ * }</pre>
+ */
+public final class StreamsTuning {
+
+  private StreamsTuning() {}
+
+  /**
+   * The stream threads' producer {@code max.request.size}, as Kafka Streams resolves it: the {@code
+   * producer.}-prefixed key wins over the plain one. A record larger than this fails the producer's
+   * transaction, so kdelay never hands it one.
+   */
+  public static int producerMaxRequestBytes(DelayConfig config) {
+    Object value = producerSetting(config, ProducerConfig.MAX_REQUEST_SIZE_CONFIG);
+    return value == null ? PRODUCER_MAX_REQUEST_BYTES : Integer.parseInt(value.toString().trim());
+  }
+
+  /** Whether the stream threads' producer compresses: then a batch is smaller than its records. */
+  public static boolean producerCompresses(DelayConfig config) {
+    Object value = producerSetting(config, ProducerConfig.COMPRESSION_TYPE_CONFIG);
+    return value != null && !"none".equalsIgnoreCase(value.toString().trim());
+  }
+
+  private static Object producerSetting(DelayConfig config, String key) {
+    Map<String, Object> kafka = config.kafkaProperties();
+    Object prefixed = kafka.get(StreamsConfig.producerPrefix(key));
+    return prefixed != null ? prefixed : kafka.get(key);
+  }
+
+  /** The producer's default {@code max.request.size}. */
+  private static final int PRODUCER_MAX_REQUEST_BYTES = 1024 * 1024;
+
+  /** The producer's linger under exactly-once: longer than a fire commit's window. */
+  private static final int EXACTLY_ONCE_LINGER_MS = 100;
+
+  /** The restore consumer's bytes per partition per fetch (the consumer's default: 1 MiB). */
+  private static final int RESTORE_FETCH_BYTES_PER_PARTITION = 8 * 1024 * 1024;
+
+  /** The restore consumer's records per poll (the consumer's default: 1,000). */
+  private static final int RESTORE_RECORDS_PER_POLL = 10_000;
+
+  /**
+   * The Kafka Streams configuration of the service: kdelay's tuning first, then every pass-through
+   * Kafka property, which wins where both set a key.
+   */
+  public static Properties streamsProperties(DelayConfig config) {
+    Properties props = new Properties();
+    props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.applicationId());
+    props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
+    props.put(StreamsConfig.STATE_DIR_CONFIG, config.getString(DelayConfig.STATE_DIR_CONFIG));
+    props.put(
+        StreamsConfig.PROCESSING_GUARANTEE_CONFIG,
+        config.getString(DelayConfig.PROCESSING_GUARANTEE_CONFIG));
+    props.put(
+        StreamsConfig.NUM_STREAM_THREADS_CONFIG,
+        config.getInt(DelayConfig.NUM_STREAM_THREADS_CONFIG));
+    props.put(
+        StreamsConfig.NUM_STANDBY_REPLICAS_CONFIG,
+        config.getInt(DelayConfig.NUM_STANDBY_REPLICAS_CONFIG));
+    props.put(
+        StreamsConfig.COMMIT_INTERVAL_MS_CONFIG,
+        config.getLong(DelayConfig.COMMIT_INTERVAL_CONFIG));
+    // The stream thread blocks in poll() for at most poll.ms; wall-clock punctuations can only
+    // run between polls, so this bounds how late an idle instance notices a due task.
+    props.put(StreamsConfig.POLL_MS_CONFIG, config.getLong(DelayConfig.POLL_CONFIG));
+    // The request and reroute topics need no timestamp alignment between them: order per id is
+    // decided by request timestamps in the processor, so never idle waiting for the other one.
+    props.put(StreamsConfig.MAX_TASK_IDLE_MS_CONFIG, StreamsConfig.MAX_TASK_IDLE_MS_DISABLED);
+    // At least once, a fired record is visible once sent: do not let the producer linger. Exactly
+    // once, it is visible only when its transaction commits, and the commit flushes the producer
+    // whatever its linger, so lingering costs no lateness; it only saves the one small produce
+    // request (and one wake-up of the sender thread) per record that linger 0 makes for the
+    // four to six records a task writes.
+    props.put(
+        StreamsConfig.producerPrefix(ProducerConfig.LINGER_MS_CONFIG),
+        StreamsConfig.AT_LEAST_ONCE.equals(
+                config.getString(DelayConfig.PROCESSING_GUARANTEE_CONFIG))
+            ? 0
+            : EXACTLY_ONCE_LINGER_MS);
+    // Prefixed, so set only when no plain key is passed through (the rule below): a plain
+    // max.poll.records used to be overridden without a word.
+    if (!config.kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
+      props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
+    }
+    // Failover: the restore consumer adds the changelogs of tasks taken over one after the other,
+    // and each waits for the fetch in flight, which an idle broker holds for fetch.max.wait.ms
+    // (500 ms by default): a takeover of three tasks spent 1 s there before restoring anything.
+    // Standbys are kept up to date by the same consumer, which now asks up to 10 times a second
+    // when nothing changes. Prefixed, as it is the restore consumer's alone; so set only when no
+    // plain key is passed through, which the prefixed one would silently override.
+    if (!config.kafkaProperties().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
+      props.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 100);
+    }
+    // Restore: a fresh instance reads its whole changelog back. With the consumer's defaults
+    // (1 MiB per partition per fetch, 1,000 records per poll), a 10 M-task restore took some 500
+    // fetch round trips and 10,000 passes of the state updater. With larger steps the restore
+    // consumer holds at most 8 MiB of heap per restoring partition (and fetch.max.bytes, 50 MiB,
+    // per broker) while a fetch is consumed. Same rule as above for plain keys.
+    if (!config.kafkaProperties().containsKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)) {
+      props.put(
+          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
+          RESTORE_FETCH_BYTES_PER_PARTITION);
+    }
+    if (!config.kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
+      props.put(
+          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
+          RESTORE_RECORDS_PER_POLL);
+    }
+    // Under exactly_once_v2 (transaction version 2) a transaction's first produce to a partition
+    // is refused with CONCURRENT_TRANSACTIONS while the coordinator still completes the previous
+    // transaction, and the batches behind it with OUT_OF_ORDER_SEQUENCE_NUMBER. The producer
+    // retries them with its general exponential back-off, 100 ms doubling to 1 s: when the broker
+    // is slow to write the previous markers (its log cleaner busy after heavy runs) a commit waited
+    // 0.1 + 0.2 + 0.4 + 0.8 s and more, stalling every fire of the thread for ~2 s. Retry within
+    // tens of ms instead, as the producer itself does for this error before version 2 (20 ms).
+    // Plain keys, for the same reason as below.
+    props.put(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, 20);
+    props.put(CommonClientConfigs.RETRY_BACKOFF_MAX_MS_CONFIG, 100);
+    // Failover: a killed instance's tasks are late by the session timeout (until the group
+    // evicts it) plus a heartbeat (until the survivors rejoin), and at least until the broker
+    // aborts the dead producer's open transaction, which blocks read_committed readers of every
+    // partition it wrote: the new owner has another transactional id and cannot fence it. 6 s is
+    // the lowest session timeout a broker with default settings accepts
+    // (group.min.session.timeout.ms); the transaction timeout stays below it so that, on a broker
+    // that checks for timed-out transactions every second, the abort never sets the pace. Lower
+    // costs evictions during GC pauses and aborted transactions during stalls: see the README.
+    // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
+    // over a plain one, so a prefixed default would silently override a user's plain one.
+    props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
+    props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_500);
+    props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 5_000);
+    // kdelay has no global stores; Kafka Streams 4.3 warns at every start until this is set.
+    props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
+    props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);
+    props.put(
+        BoundedMemoryRocksDbConfig.BLOCK_CACHE_BYTES_CONFIG,
+        config.getLong(DelayConfig.ROCKSDB_BLOCK_CACHE_BYTES_CONFIG));
+    props.put(
+        BoundedMemoryRocksDbConfig.WRITE_BUFFER_BYTES_CONFIG,
+        config.getLong(DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
+    props.putAll(config.kafkaProperties());
+    // Appended to the main consumer's interceptors that apply, which a prefixed key would replace.
+    List<String> interceptors = new ArrayList<>(mainConsumerInterceptors(props));
+    interceptors.add(PolledRequests.class.getName());
+    props.put(
+        StreamsConfig.mainConsumerPrefix(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG),
+        String.join(",", interceptors));
+    return props;
+  }
+
+  /**
+   * The interceptors the main consumer would have from {@code props}: Kafka Streams lets {@code
+   * main.consumer.} win over {@code consumer.}, and that over the plain key.
+   */
+  private static List<String> mainConsumerInterceptors(Properties props) {
+    String key = ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG;
+    for (String name :
+        List.of(StreamsConfig.mainConsumerPrefix(key), StreamsConfig.consumerPrefix(key), key)) {
+      if (props.containsKey(name)) {
+        Object value = props.get(name);
+        List<?> classes =
+            value instanceof Class<?> one
+                ? List.of(one)
+                : (List<?>) ConfigDef.parseType(name, value, Type.LIST);
+        List<String> names = new ArrayList<>();
+        for (Object entry : classes) {
+          names.add(entry instanceof Class<?> type ? type.getName() : String.valueOf(entry));
+        }
+        return names;
+      }
+    }
+    return List.of();
+  }
+}
