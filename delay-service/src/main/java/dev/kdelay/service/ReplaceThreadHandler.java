@@ -1,7 +1,7 @@
 package dev.kdelay.service;
 
-import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

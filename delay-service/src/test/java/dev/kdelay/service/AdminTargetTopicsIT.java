@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 import dev.kdelay.topology.DelayConfig;
-import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.TargetTopic;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Clock;

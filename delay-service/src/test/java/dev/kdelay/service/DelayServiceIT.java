@@ -9,6 +9,7 @@ import dev.kdelay.client.FiredTask;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.TargetTopicReader.Received;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.DelayTopology;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

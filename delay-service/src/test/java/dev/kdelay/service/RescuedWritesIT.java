@@ -7,7 +7,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.DelayConfig;
-import dev.kdelay.topology.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,10 +1,12 @@
 package dev.kdelay.topology;
 
-import dev.kdelay.topology.internals.FiredKey;
-import dev.kdelay.topology.internals.Names;
 import dev.kdelay.topology.internals.RequestProcessor;
 import dev.kdelay.topology.internals.RequestTimestamps;
-import dev.kdelay.topology.internals.ScheduleStoreBuilder;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.FiredKey;
+import dev.kdelay.topology.internals.delivery.Sinks;
+import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
+import dev.kdelay.topology.internals.store.StoreFormat;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
@@ -42,17 +44,21 @@ import org.apache.kafka.streams.processor.TopicNameExtractor;
  */
 public final class DelayTopology {
 
+  private static final String REQUESTS_SOURCE = "requests";
+  private static final String REROUTED_SOURCE = "rerouted-requests";
+  private static final String PROCESSOR = "request-processor";
+
   /**
    * Name of the schedule store: each id's state and task, with its due order (read it with {@link
    * ScheduleStores#type()}).
    */
-  public static final String SCHEDULES_STORE = Names.SCHEDULES_STORE;
+  public static final String SCHEDULES_STORE = StoreFormat.SCHEDULES_STORE;
 
   /**
    * The stores of kdelay's first layout (two stores), which this version neither reads nor
    * migrates: see the README, "Upgrading from the two-store layout".
    */
-  public static final List<String> FIRST_LAYOUT_STORES = Names.FIRST_LAYOUT_STORES;
+  public static final List<String> FIRST_LAYOUT_STORES = StoreFormat.FIRST_LAYOUT_STORES;
 
   /** The sources take the application's offset reset policy. */
   private static final AutoOffsetReset NO_RESET = null;
@@ -137,28 +143,23 @@ public final class DelayTopology {
 
     TimestampExtractor timestamps = new RequestTimestamps(config.rerouteTopic());
     return new Topology()
-        .addSource(
-            NO_RESET, Names.REQUESTS_SOURCE, timestamps, bytesIn, bytesIn, config.requestsTopic())
-        .addSource(
-            NO_RESET, Names.REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
+        .addSource(NO_RESET, REQUESTS_SOURCE, timestamps, bytesIn, bytesIn, config.requestsTopic())
+        .addSource(NO_RESET, REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
-            Names.PROCESSOR,
+            PROCESSOR,
             () -> new RequestProcessor(config, targetTopics, metrics, quarantine),
-            Names.REQUESTS_SOURCE,
-            Names.REROUTED_SOURCE)
+            REQUESTS_SOURCE,
+            REROUTED_SOURCE)
         .addStateStore(
             new ScheduleStoreBuilder(
-                Names.SCHEDULES_STORE, config.changelogDeleteRetentionMs(), config.storeFormat()),
-            Names.PROCESSOR)
-        .addSink(Names.REROUTE_SINK, config.rerouteTopic(), bytesOut, bytesOut, Names.PROCESSOR)
-        .addSink(Names.DLQ_SINK, config.dlqTopic(), bytesOut, bytesOut, Names.PROCESSOR)
-        .addSink(Names.FIRE_SINK, targetTopic, firedKey, bytesOut, Names.PROCESSOR)
+                StoreFormat.SCHEDULES_STORE,
+                config.changelogDeleteRetentionMs(),
+                config.storeFormat()),
+            PROCESSOR)
+        .addSink(Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, PROCESSOR)
+        .addSink(Sinks.DLQ, config.dlqTopic(), bytesOut, bytesOut, PROCESSOR)
+        .addSink(Sinks.FIRE, targetTopic, firedKey, bytesOut, PROCESSOR)
         .addSink(
-            Names.FIRE_PARTITIONED_SINK,
-            targetTopic,
-            firedKey,
-            bytesOut,
-            targetPartition,
-            Names.PROCESSOR);
+            Sinks.FIRE_PARTITIONED, targetTopic, firedKey, bytesOut, targetPartition, PROCESSOR);
   }
 }

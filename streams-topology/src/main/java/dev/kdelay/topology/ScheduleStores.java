@@ -1,6 +1,6 @@
 package dev.kdelay.topology;
 
-import dev.kdelay.topology.internals.ScheduleStore;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import java.util.List;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.processor.StateStore;
@@ -25,7 +25,7 @@ public final class ScheduleStores {
       new QueryableStoreType<>() {
         @Override
         public boolean accepts(StateStore store) {
-          return store instanceof ScheduleStore;
+          return store instanceof MeteredScheduleStore;
         }
 
         @Override

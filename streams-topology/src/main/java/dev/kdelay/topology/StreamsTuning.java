@@ -1,6 +1,7 @@
 package dev.kdelay.topology;
 
 import dev.kdelay.topology.internals.PolledRequests;
+import dev.kdelay.topology.internals.store.BoundedMemoryRocksDbConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;

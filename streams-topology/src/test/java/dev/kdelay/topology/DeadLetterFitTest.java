@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,6 +1,7 @@
 package dev.kdelay.topology;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

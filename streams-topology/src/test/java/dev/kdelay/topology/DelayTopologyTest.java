@@ -10,7 +10,7 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.topology.internals.ScheduleChangelog;
+import dev.kdelay.topology.internals.store.ScheduleChangelog;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -7,6 +7,7 @@ import static dev.kdelay.topology.DelayDriver.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerRecord;

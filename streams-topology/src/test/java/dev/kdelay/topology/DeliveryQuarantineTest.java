@@ -3,7 +3,8 @@ package dev.kdelay.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.topology.internals.Names;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
 import java.util.Set;
@@ -105,7 +106,7 @@ class DeliveryQuarantineTest {
 
   @Test
   void shouldQuarantineAUserTopicNamedLikeAChangelogButNotKdelaysOwnChangelog() {
-    String own = config.applicationId() + "-" + Names.SCHEDULES_STORE + "-changelog";
+    String own = config.applicationId() + "-" + StoreFormat.SCHEDULES_STORE + "-changelog";
 
     quarantine.recordRefused(fired("customers-changelog", "a"), new InvalidRecordException("x"));
     quarantine.recordRefused(fired(own, "b"), new InvalidRecordException("y"));
@@ -129,7 +130,7 @@ class DeliveryQuarantineTest {
   void shouldNotCallAThreadFailureHandledWhenNothingWasLearnedFromItsRefusal() {
     // kdelay's own changelog refused a record: nothing to hold against it, so a thread failing of
     // it again and again must count towards the instance's limit
-    String own = config.applicationId() + "-" + Names.SCHEDULES_STORE + "-changelog";
+    String own = config.applicationId() + "-" + StoreFormat.SCHEDULES_STORE + "-changelog";
     InvalidRecordException refusal = new InvalidRecordException("too large for the changelog");
     quarantine.recordRefused(fired(own, "b"), refusal);
 

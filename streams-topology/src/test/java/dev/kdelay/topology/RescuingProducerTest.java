@@ -2,7 +2,8 @@ package dev.kdelay.topology;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kdelay.topology.RescuingProducer.Kind;
+import dev.kdelay.topology.internals.delivery.RescuingProducer;
+import dev.kdelay.topology.internals.delivery.RescuingProducer.Kind;
 import java.util.Set;
 import org.apache.kafka.common.InvalidRecordException;
 import org.apache.kafka.common.KafkaException;

@@ -4,7 +4,7 @@ import static dev.kdelay.topology.DelayDriver.START;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.topology.internals.ScheduleStore;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
@@ -21,7 +21,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ScheduleStoreMetricsTest {
 
   private static final String GROUP = "stream-state-metrics";
-  private static final String STORE_TAG = ScheduleStore.METRICS_SCOPE + "-state-id";
+  private static final String STORE_TAG = MeteredScheduleStore.METRICS_SCOPE + "-state-id";
 
   @TempDir Path stateDir;
 

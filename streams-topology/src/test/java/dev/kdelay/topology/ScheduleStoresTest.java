@@ -10,7 +10,7 @@ import dev.kdelay.schemas.CronSpec;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.ReadableSchedules.Listed;
 import dev.kdelay.topology.ScheduleView.Status;
-import dev.kdelay.topology.internals.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,9 +1,9 @@
 package dev.kdelay.topology;
 
-import dev.kdelay.topology.internals.ChangeLoggingScheduleBytesStore;
-import dev.kdelay.topology.internals.ScheduleBytesStore;
-import dev.kdelay.topology.internals.ScheduleEntry;
-import dev.kdelay.topology.internals.ScheduleStore;
+import dev.kdelay.topology.internals.store.ChangeLoggingScheduleStore;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
 import java.nio.charset.StandardCharsets;
 import java.util.EnumMap;
 import java.util.Map;
@@ -14,8 +14,8 @@ final class StoredSchedules {
 
   private StoredSchedules() {}
 
-  static ScheduleStore of(TopologyTestDriver driver) {
-    return (ScheduleStore) driver.getStateStore(DelayTopology.SCHEDULES_STORE);
+  static MeteredScheduleStore of(TopologyTestDriver driver) {
+    return (MeteredScheduleStore) driver.getStateStore(DelayTopology.SCHEDULES_STORE);
   }
 
   /** How many ids have an entry. */
@@ -51,7 +51,7 @@ final class StoredSchedules {
    * under the change logging, which logs only entries it can read.
    */
   static void damage(TopologyTestDriver driver, String id, byte[] raw) {
-    ScheduleBytesStore rocksDb = ((ChangeLoggingScheduleBytesStore) of(driver).bytes()).wrapped();
+    RocksDBScheduleStore rocksDb = ((ChangeLoggingScheduleStore) of(driver).bytes()).wrapped();
     byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
     rocksDb.write(idBytes, rocksDb.get(idBytes), raw);
   }

@@ -6,12 +6,13 @@ import dev.kdelay.schemas.generators.ParseOracle;
 import dev.kdelay.topology.ContractModel.DeadLetter;
 import dev.kdelay.topology.ContractModel.FiredRecord;
 import dev.kdelay.topology.ContractModel.Observed;
-import dev.kdelay.topology.internals.ChangeLoggingScheduleBytesStore;
-import dev.kdelay.topology.internals.ChangelogReplay;
-import dev.kdelay.topology.internals.ScheduleBytesStore;
-import dev.kdelay.topology.internals.ScheduleChangelog;
-import dev.kdelay.topology.internals.ScheduleEntry;
-import dev.kdelay.topology.internals.ScheduleStore;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.store.ChangeLoggingScheduleStore;
+import dev.kdelay.topology.internals.store.ChangelogReplay;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleChangelog;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -143,7 +144,7 @@ final class TopologyHarness implements AutoCloseable {
     return crashes;
   }
 
-  ScheduleStore store() {
+  MeteredScheduleStore store() {
     return StoredSchedules.of(driver);
   }
 
@@ -200,8 +201,8 @@ final class TopologyHarness implements AutoCloseable {
    * stored task only.
    */
   void damage(String id, boolean headerToo, byte[] garbage) {
-    ScheduleStore store = store();
-    ScheduleBytesStore rocksDb = ((ChangeLoggingScheduleBytesStore) store.bytes()).wrapped();
+    MeteredScheduleStore store = store();
+    RocksDBScheduleStore rocksDb = ((ChangeLoggingScheduleStore) store.bytes()).wrapped();
     byte[] idBytes = id.getBytes(StandardCharsets.UTF_8);
     byte[] previous = rocksDb.get(idBytes);
     if (previous == null) {

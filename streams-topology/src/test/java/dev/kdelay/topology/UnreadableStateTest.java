@@ -8,9 +8,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.topology.internals.ScheduleEntry;
-import dev.kdelay.topology.internals.ScheduleEntry.State;
-import dev.kdelay.topology.internals.ScheduleStore;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry.State;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.util.List;
@@ -35,7 +35,7 @@ class UnreadableStateTest {
 
   @TempDir Path stateDir;
   private DelayDriver delay;
-  private ScheduleStore store;
+  private MeteredScheduleStore store;
 
   @BeforeEach
   void start() {

@@ -6,8 +6,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.topology.internals.ScheduleEntry;
-import dev.kdelay.topology.internals.ScheduleEntry.State;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry.State;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;

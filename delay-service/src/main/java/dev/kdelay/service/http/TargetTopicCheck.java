@@ -3,7 +3,7 @@ package dev.kdelay.service.http;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
-import dev.kdelay.topology.internals.TargetPolicy;
+import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import java.util.Optional;
 import java.util.function.Function;
 

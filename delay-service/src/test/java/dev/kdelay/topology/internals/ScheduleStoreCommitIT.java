@@ -4,6 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.topology.internals.delivery.FireCommits;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -34,9 +37,9 @@ import org.junit.jupiter.api.io.TempDir;
 /**
  * The schedule store hears every commit of its task in a real exactly-once application, which
  * {@link FireCommits} counts its intervals by. It hears them through Kafka Streams' internal {@code
- * CachedStateStore} hook ({@link ScheduleStore#flushCache}): this test is what says so when a Kafka
- * version stops calling it. (Kafka Streams 4.3 calls {@code StateStore.commit} under exactly-once
- * only at checkpoints, so a store listening there heard no commit while the task ran.)
+ * CachedStateStore} hook ({@link MeteredScheduleStore#flushCache}): this test is what says so when
+ * a Kafka version stops calling it. (Kafka Streams 4.3 calls {@code StateStore.commit} under
+ * exactly-once only at checkpoints, so a store listening there heard no commit while the task ran.)
  */
 @Tag("integration")
 @ExtendWith(KafkaClusterExtension.class)
@@ -72,7 +75,7 @@ class ScheduleStoreCommitIT {
               @Override
               public void init(ProcessorContext<Void, Void> context) {
                 this.context = context;
-                ScheduleStore store = context.getStateStore(STORE);
+                MeteredScheduleStore store = context.getStateStore(STORE);
                 store.onCommit(commitsHeard::incrementAndGet);
               }
 

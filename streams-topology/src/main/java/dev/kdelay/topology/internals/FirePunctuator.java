@@ -2,6 +2,11 @@ package dev.kdelay.topology.internals;
 
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.PartitionGauges;
+import dev.kdelay.topology.internals.delivery.Delivery;
+import dev.kdelay.topology.internals.delivery.FireCommits;
+import dev.kdelay.topology.internals.delivery.FireSteps;
+import dev.kdelay.topology.internals.delivery.Firing;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -54,9 +59,9 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
 final class FirePunctuator implements Punctuator {
 
   private final ProcessorContext<Object, Object> context;
-  private final ScheduleStore store;
+  private final MeteredScheduleStore store;
   private final Schedules schedules;
-  private final Schedules.Firing delivery;
+  private final Firing delivery;
   private final int maxFires;
   private final FireCommits commits;
   private final DelayMetrics metrics;
@@ -85,7 +90,7 @@ final class FirePunctuator implements Punctuator {
    * At least once, while writes are held: the last entry handled. The next scan starts after it,
    * rather than reading the held entries again. Null when nothing is held.
    */
-  private ScheduleStore.Due lastHandled;
+  private MeteredScheduleStore.Due lastHandled;
 
   /**
    * The most stored bytes one punctuation takes from the store: with {@code maxFires} it bounds the
@@ -95,9 +100,9 @@ final class FirePunctuator implements Punctuator {
 
   FirePunctuator(
       ProcessorContext<Object, Object> context,
-      ScheduleStore store,
+      MeteredScheduleStore store,
       Schedules schedules,
-      Schedules.Firing delivery,
+      Firing delivery,
       int maxFires,
       FireCommits commits,
       DelayMetrics metrics,
@@ -121,7 +126,7 @@ final class FirePunctuator implements Punctuator {
   @Override
   public void punctuate(long timestamp) {
     long now = context.currentSystemTimeMs();
-    // The store collects the fires' writes and makes them in write batches (ScheduleBytesStore).
+    // The store collects the fires' writes and makes them in write batches (RocksDBScheduleStore).
     fireDue(now);
     // One request for this punctuation's fires and those its interval held back.
     commits.maybeRequest(context, now);
@@ -159,12 +164,12 @@ final class FirePunctuator implements Punctuator {
     }
     long started = System.nanoTime();
     // The scan is closed when due() returns: firing writes the store, never into an open scan.
-    List<ScheduleStore.Due> batch =
+    List<MeteredScheduleStore.Due> batch =
         store.due(
             now, allowed, MAX_BATCH_BYTES - schedules.heldBytes(), held > 0 ? lastHandled : null);
     long lastDue = Long.MIN_VALUE;
     int handled = 0;
-    for (ScheduleStore.Due due : batch) {
+    for (MeteredScheduleStore.Due due : batch) {
       if (held > 0 && schedules.isHeld(due.stored().id())) {
         continue; // a trigger's fire, made by a request; its write waits for the commit
       }

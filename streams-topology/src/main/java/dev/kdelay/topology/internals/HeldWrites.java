@@ -1,6 +1,7 @@
 package dev.kdelay.topology.internals;
 
-import dev.kdelay.topology.internals.ScheduleStore.Stored;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore.Stored;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -17,8 +18,8 @@ import java.util.Map;
  * waits here until a commit has flushed the producer (every one of its records acknowledged, or the
  * stream thread failed instead), and is made then ({@link #releaseIfCommitted}). A crash or failure
  * before that leaves the task pending in the store: it fires again, or is dead-lettered if the
- * broker refused it ({@link dev.kdelay.topology.DeliveryQuarantine}), and a consumer sees at worst
- * a repeat with the same idempotency key.
+ * broker refused it ({@link dev.kdelay.topology.internals.delivery.DeliveryQuarantine}), and a
+ * consumer sees at worst a repeat with the same idempotency key.
  *
  * <p>A request for an id with a held write is not applied while it is held: the processor sends it
  * round the reroute topic, to the same partition, and applies it when it comes back. Applied at

@@ -2,7 +2,9 @@ package dev.kdelay.topology.internals;
 
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.PartitionGauges;
-import dev.kdelay.topology.internals.ScheduleEntry.State;
+import dev.kdelay.topology.internals.store.ScheduleBytes;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry.State;
 import org.apache.kafka.common.utils.Bytes;
 
 /**

@@ -10,10 +10,23 @@ import dev.kdelay.schemas.RequestLimits;
 import dev.kdelay.schemas.RequestParser;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.DeliveryQuarantine;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
+import dev.kdelay.topology.internals.delivery.DeadLetters;
+import dev.kdelay.topology.internals.delivery.Deliverability;
+import dev.kdelay.topology.internals.delivery.Delivery;
+import dev.kdelay.topology.internals.delivery.DeliveryCheck;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.FireCommits;
+import dev.kdelay.topology.internals.delivery.FireSteps;
+import dev.kdelay.topology.internals.delivery.OutputRecords;
+import dev.kdelay.topology.internals.delivery.Sinks;
+import dev.kdelay.topology.internals.delivery.TargetPolicy;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
@@ -88,16 +101,16 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private PartitionState gauges;
   private TaskFence fence;
   private Cancellable counting;
-  private ScheduleStore store;
+  private MeteredScheduleStore store;
 
   /**
    * Per input partition, the offset up to which the ids of requests read were looked up ahead
-   * ({@link ScheduleStore#readAhead}): the next lookup starts past it.
+   * ({@link MeteredScheduleStore#readAhead}): the next lookup starts past it.
    */
   private final Map<TopicPartition, Long> readAheadTo = new HashMap<>();
 
   /** Ids of requests read that one read-ahead looks up at most. */
-  static final int READ_AHEAD = 512;
+  public static final int READ_AHEAD = 512;
 
   /** Creates the processor of a configuration. */
   public RequestProcessor(DelayConfig config, TargetTopics targetTopics) {
@@ -108,7 +121,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
    * Creates the processor of a configuration, reporting to a metrics listener.
    *
    * @param quarantine the records the producer refused, shared with the instance's {@link
-   *     dev.kdelay.topology.DeliveryFailureHandler}
+   *     dev.kdelay.topology.internals.delivery.DeliveryFailureHandler}
    */
   public RequestProcessor(
       DelayConfig config,
@@ -155,7 +168,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, in the background, not when the first is due.
     targetTopics.cached(config.dlqTopic());
-    this.store = context.getStateStore(Names.SCHEDULES_STORE);
+    this.store = context.getStateStore(StoreFormat.SCHEDULES_STORE);
     Recurrence recurrence =
         new Recurrence(
             new Occurrences(config.horizonMs()),
@@ -247,7 +260,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   /**
    * Looks up ahead the ids of this record and the requests read behind it, when the last read-ahead
    * did not reach it: a poll's requests are looked up a few hundred at a time, not one by one (see
-   * {@link ScheduleBytesStore#readAhead}). Then forgets this record as unprocessed.
+   * {@link RocksDBScheduleStore#readAhead}). Then forgets this record as unprocessed.
    */
   private void beforeProcessing(RecordMetadata metadata) {
     TopicPartition partition = inputPartition(metadata);
@@ -528,7 +541,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         return false;
       }
     }
-    context.forward(copy, Names.REROUTE_SINK);
+    context.forward(copy, Sinks.REROUTE);
     if (waiting == null) {
       Delivery.afterward(metrics::requestRerouted);
     }

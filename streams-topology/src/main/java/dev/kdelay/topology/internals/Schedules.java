@@ -12,9 +12,15 @@ import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.HeldWrites.Write;
-import dev.kdelay.topology.internals.ScheduleEntry.Origin;
-import dev.kdelay.topology.internals.ScheduleEntry.State;
-import dev.kdelay.topology.internals.ScheduleStore.Stored;
+import dev.kdelay.topology.internals.delivery.Delivery;
+import dev.kdelay.topology.internals.delivery.FiredKey;
+import dev.kdelay.topology.internals.delivery.Firing;
+import dev.kdelay.topology.internals.delivery.OutputRecords;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore.Stored;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry.Origin;
+import dev.kdelay.topology.internals.store.ScheduleEntry.State;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -24,9 +30,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The schedules of one partition: applies requests to the {@link ScheduleStore} and decides what a
- * due entry does. Each id has one entry, so schedule, cancel, replace, pause and resume cost a
- * point read and one write whatever the number pending.
+ * The schedules of one partition: applies requests to the {@link MeteredScheduleStore} and decides
+ * what a due entry does. Each id has one entry, so schedule, cancel, replace, pause and resume cost
+ * a point read and one write whatever the number pending.
  *
  * <p>Requests for an id normally arrive in order on one partition. One that a client with another
  * partitioner sent elsewhere arrives later, through the reroute topic, so requests apply in the
@@ -52,7 +58,7 @@ final class Schedules {
 
   private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
-  private final ScheduleStore store;
+  private final MeteredScheduleStore store;
   private final long cancelRetentionMs;
   private final long firedRetentionMs;
   private final Recurrence recurrence;
@@ -65,7 +71,7 @@ final class Schedules {
   private final HeldWrites held = new HeldWrites();
 
   Schedules(
-      ScheduleStore store,
+      MeteredScheduleStore store,
       long cancelRetentionMs,
       long firedRetentionMs,
       Recurrence recurrence,
@@ -79,23 +85,6 @@ final class Schedules {
     this.recurrence = recurrence;
     this.gauges = gauges;
     this.metrics = metrics;
-  }
-
-  /** Receives what a due entry produces: fired records, or the dead letter of an unreadable one. */
-  interface Firing {
-    /**
-     * Receives a fired record, fired at {@code nowMs}.
-     *
-     * @param readyMs when kdelay could first have fired it: its due time, or for a trigger when its
-     *     request was stamped
-     */
-    void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs);
-
-    /**
-     * Receives the dead letter of a stored entry that cannot fire: one that cannot be decoded, or
-     * one kdelay failed on.
-     */
-    void deadLetter(Record<byte[], byte[]> deadLetter, RejectionReason reason);
   }
 
   /**
@@ -429,7 +418,7 @@ final class Schedules {
    * <p>Everything that could fail on this entry is computed before the fire goes out, and the write
    * that records it comes last (see {@link UnexpectedFailure}).
    */
-  void onDue(ScheduleStore.Due due, long nowMs, Firing firing) {
+  void onDue(MeteredScheduleStore.Due due, long nowMs, Firing firing) {
     String id = due.stored().id();
     Stored stored = due.stored();
     if (stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
@@ -479,7 +468,7 @@ final class Schedules {
    * with the next entry. A one-shot is dead-lettered as it would have fired (so it can be
    * replayed), anything else with its stored bytes.
    */
-  void failed(ScheduleStore.Due due, long nowMs, RuntimeException failure, Firing firing) {
+  void failed(MeteredScheduleStore.Due due, long nowMs, RuntimeException failure, Firing firing) {
     String id = due.stored().id();
     String errorId = UnexpectedFailure.errorId(id + "@" + due.dueMs(), failure);
     log.error(

@@ -1,5 +1,7 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.topology.internals.delivery.FiredKey;
+import dev.kdelay.topology.internals.delivery.Sinks;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.common.header.internals.RecordHeaders;
@@ -79,7 +81,7 @@ final class TaskFence {
               null,
               context.currentSystemTimeMs(),
               headers),
-          Names.FIRE_PARTITIONED_SINK);
+          Sinks.FIRE_PARTITIONED);
       context.commit();
       sent = true;
     }

@@ -11,8 +11,15 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.DeliveryQuarantine;
-import dev.kdelay.topology.internals.ScheduleEntry.State;
+import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.FireCommits;
+import dev.kdelay.topology.internals.delivery.FireSteps;
+import dev.kdelay.topology.internals.delivery.FiredKey;
+import dev.kdelay.topology.internals.delivery.Firing;
+import dev.kdelay.topology.internals.store.MeteredScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry.State;
+import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -52,7 +59,7 @@ class HeldFireWritesTest {
   @TempDir Path stateDir;
   private TopologyTestDriver driver;
   private TestInputTopic<byte[], byte[]> steps;
-  private ScheduleStore store;
+  private MeteredScheduleStore store;
   private Schedules schedules;
   private final List<Record<FiredKey, byte[]>> fired = new ArrayList<>();
   private Consumer<Long> step;
@@ -101,7 +108,7 @@ class HeldFireWritesTest {
     run(
         now -> {
           // when: it fires
-          List<ScheduleStore.Due> due = store.due(now, 10, Long.MAX_VALUE);
+          List<MeteredScheduleStore.Due> due = store.due(now, 10, Long.MAX_VALUE);
           assertThat(due).hasSize(1);
           schedules.onDue(due.get(0), now, firing());
 
@@ -329,8 +336,8 @@ class HeldFireWritesTest {
         firing());
   }
 
-  private Schedules.Firing firing() {
-    return new Schedules.Firing() {
+  private Firing firing() {
+    return new Firing() {
       @Override
       public void fire(Record<FiredKey, byte[]> record, long nowMs, long readyMs) {
         fired.add(record);

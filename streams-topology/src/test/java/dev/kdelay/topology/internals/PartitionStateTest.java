@@ -3,7 +3,9 @@ package dev.kdelay.topology.internals;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.topology.PartitionGauges;
-import dev.kdelay.topology.internals.ScheduleEntry.State;
+import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
+import dev.kdelay.topology.internals.store.ScheduleEntry;
+import dev.kdelay.topology.internals.store.ScheduleEntry.State;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.Map;
@@ -17,7 +19,7 @@ import org.junit.jupiter.api.io.TempDir;
 class PartitionStateTest {
 
   @TempDir Path stateDir;
-  private final ScheduleBytesStore entries = new ScheduleBytesStore("schedules");
+  private final RocksDBScheduleStore entries = new RocksDBScheduleStore("schedules");
   private final PartitionState state = new PartitionState(3);
 
   @BeforeEach

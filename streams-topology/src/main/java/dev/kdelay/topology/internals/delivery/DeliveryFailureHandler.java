@@ -1,0 +1,57 @@
+package dev.kdelay.topology.internals.delivery;
+
+import dev.kdelay.topology.LogValues;
+import java.util.Map;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.errors.ErrorHandlerContext;
+import org.apache.kafka.streams.errors.ProductionExceptionHandler;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Kafka Streams' production exception handler in kdelay: a record the producer refused, and which
+ * the {@link RescuingProducer} could not rescue, is remembered in the {@link DeliveryQuarantine}
+ * (where the watched producer has reported it already), and the stream thread fails at once.
+ *
+ * <p>Failing is the only honest answer under exactly-once: the refusal has already made the
+ * producer's transaction abortable, so going on would only lose more work at the commit. The stream
+ * thread is replaced, the aborted work runs again, and this time the quarantined record is replaced
+ * by a dead letter, so one refused record costs one failed transaction, not a loop.
+ *
+ * <p>Set up by {@link DeliveryQuarantine#install}; it runs on producer I/O threads (errors the
+ * broker returned) and on stream threads (errors the producer raised in {@code send}).
+ */
+public final class DeliveryFailureHandler implements ProductionExceptionHandler {
+
+  private static final Logger log = LoggerFactory.getLogger(DeliveryFailureHandler.class);
+
+  private DeliveryQuarantine quarantine;
+
+  @Override
+  public void configure(Map<String, ?> configs) {
+    Object configured = configs.get(DeliveryQuarantine.CONFIG);
+    if (!(configured instanceof DeliveryQuarantine given)) {
+      throw new ConfigException(
+          DeliveryQuarantine.CONFIG,
+          configured,
+          "must be the DeliveryQuarantine of this KafkaStreams instance; use"
+              + " DeliveryQuarantine.install(properties)");
+    }
+    this.quarantine = given;
+  }
+
+  @Override
+  public Response handleError(
+      ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
+    // A watched producer (DeliveryQuarantine.watch) reported it already; this is the one Kafka
+    // Streams hears of, recorded here when nothing watches the producer.
+    boolean recordedNow = quarantine.recordRefused(record, exception);
+    log.error(
+        "event=record-refused topic={} error={} response=fail{}",
+        LogValues.quote(record.topic()),
+        LogValues.quote(DeliveryQuarantine.describe(exception)),
+        recordedNow ? " quarantined=true" : "");
+    return Response.fail();
+  }
+}
