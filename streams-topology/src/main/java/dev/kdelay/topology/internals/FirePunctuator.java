@@ -87,12 +87,6 @@ final class FirePunctuator implements Punctuator {
   private Map<String, Long> waitingNow;
 
   /**
-   * At least once, while writes are held: the last entry handled. The next scan starts after it,
-   * rather than reading the held entries again. Null when nothing is held.
-   */
-  private MeteredScheduleStore.Due lastHandled;
-
-  /**
    * The most stored bytes one punctuation takes from the store: with {@code maxFires} it bounds the
    * memory a batch holds and how long the stream thread is away from polling.
    */
@@ -136,16 +130,14 @@ final class FirePunctuator implements Punctuator {
     schedules.releaseIfCommitted();
     // Expired markers go without a changelog record; answered from memory until one expires.
     store.sweep(now, maxFires);
-    int held = schedules.heldCount();
-    if (held == 0) {
-      lastHandled = null;
-    } else {
+    HeldWrites.Room room = schedules.heldRoom(maxFires, MAX_BATCH_BYTES);
+    if (room.held()) {
       // At least once: the held writes wait for the commit that flushes their records, asked for
       // on the usual cadence (also those of fires a request made). Their entries stay due
       // until then and are passed over; once a batch's worth (in count or bytes) waits, nothing
       // more is taken, so what the held writes keep in memory is bounded as a batch is.
       commits.fired(0);
-      if (held >= maxFires || schedules.heldBytes() >= MAX_BATCH_BYTES) {
+      if (room.full()) {
         return;
       }
     }
@@ -158,19 +150,17 @@ final class FirePunctuator implements Punctuator {
     if (!fence.mayFire(context)) {
       return; // exactly once, a task fires once its commits carry its offsets (TaskFence)
     }
-    int allowed = Math.min(Math.min(maxFires - held, steps.allowed()), commits.allowance());
+    int allowed = Math.min(Math.min(room.fires(), steps.allowed()), commits.allowance());
     if (allowed == 0) {
       return; // the last step's commit, or the commit of the thread's full transaction, is pending
     }
     long started = System.nanoTime();
     // The scan is closed when due() returns: firing writes the store, never into an open scan.
-    List<MeteredScheduleStore.Due> batch =
-        store.due(
-            now, allowed, MAX_BATCH_BYTES - schedules.heldBytes(), held > 0 ? lastHandled : null);
+    List<MeteredScheduleStore.Due> batch = store.due(now, allowed, room.bytes(), room.after());
     long lastDue = Long.MIN_VALUE;
     int handled = 0;
     for (MeteredScheduleStore.Due due : batch) {
-      if (held > 0 && schedules.isHeld(due.stored().id())) {
+      if (room.held() && schedules.isHeld(due.stored().id())) {
         continue; // a trigger's fire, made by a request; its write waits for the commit
       }
       if (waitsForRequests(due.stored().id(), now)) {
@@ -188,7 +178,6 @@ final class FirePunctuator implements Punctuator {
         schedules.failed(due, now, failure, delivery);
       }
       handled++;
-      lastHandled = due;
     }
     waitedLastTime = waitingNow == null ? Map.of() : waitingNow;
     waitingNow = null;

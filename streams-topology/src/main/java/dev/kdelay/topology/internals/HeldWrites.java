@@ -1,5 +1,6 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.topology.internals.store.MeteredScheduleStore.Due;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore.Stored;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
 import java.util.ArrayList;
@@ -52,6 +53,29 @@ final class HeldWrites {
   /** A commit of the task began since the writes now held were made. */
   private boolean committed;
 
+  /**
+   * While writes are held: the last due entry handled. The next due scan starts after it rather
+   * than reading the held entries again. Null when nothing is held.
+   */
+  private Due lastHandled;
+
+  /**
+   * What a due batch may take while writes are held, so that what they keep in memory stays bounded
+   * as one batch is.
+   *
+   * @param fires fires the batch may make, besides the held ones; 0 once a batch's worth is held
+   * @param bytes stored bytes the batch may read, besides those the held writes keep
+   * @param after where the scan starts: after the last entry handled, or null from the start
+   * @param held whether writes are held: their entries are still due, and passed over
+   */
+  record Room(int fires, long bytes, Due after, boolean held) {
+
+    /** A batch's worth (in count or bytes) is held: nothing more is taken until a commit. */
+    boolean full() {
+      return fires <= 0 || bytes <= 0;
+    }
+  }
+
   /** Holds a write that records a fire. */
   void hold(String id, Write write) {
     held.put(id, write);
@@ -61,6 +85,23 @@ final class HeldWrites {
   /** Whether the id has a write held: its due entry in the store was handled already. */
   boolean contains(String id) {
     return held.containsKey(id);
+  }
+
+  /**
+   * What the next due batch may take, for a batch of at most {@code maxFires} fires and {@code
+   * maxBytes} stored bytes; called once at the start of each due scan.
+   */
+  Room room(int maxFires, long maxBytes) {
+    if (held.isEmpty()) {
+      lastHandled = null;
+      return new Room(maxFires, maxBytes, null, false);
+    }
+    return new Room(maxFires - held.size(), maxBytes - bytes, lastHandled, true);
+  }
+
+  /** Notes a due entry handled: while writes are held, the next scan starts after it. */
+  void handled(Due due) {
+    lastHandled = due;
   }
 
   /** How many ids have a write held. */

@@ -419,6 +419,7 @@ final class Schedules {
    * that records it comes last (see {@link UnexpectedFailure}).
    */
   void onDue(MeteredScheduleStore.Due due, long nowMs, Firing firing) {
+    held.handled(due);
     String id = due.stored().id();
     Stored stored = due.stored();
     if (stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
@@ -469,6 +470,7 @@ final class Schedules {
    * replayed), anything else with its stored bytes.
    */
   void failed(MeteredScheduleStore.Due due, long nowMs, RuntimeException failure, Firing firing) {
+    held.handled(due);
     String id = due.stored().id();
     String errorId = UnexpectedFailure.errorId(id + "@" + due.dueMs(), failure);
     log.error(
@@ -516,14 +518,17 @@ final class Schedules {
         RejectionReason.UNREADABLE_TASK);
   }
 
-  /** How many ids have a write held. */
+  /** How many ids have a write held; for tests. */
   int heldCount() {
     return held.count();
   }
 
-  /** The stored bytes the held writes keep in memory: the entries they replace. */
-  long heldBytes() {
-    return held.bytes();
+  /**
+   * What the next due batch may take beside the held writes (see {@link HeldWrites#room}); called
+   * once at the start of each due scan.
+   */
+  HeldWrites.Room heldRoom(int maxFires, long maxBytes) {
+    return held.room(maxFires, maxBytes);
   }
 
   /** Whether the id has a write held: its due entry in the store was handled already. */
