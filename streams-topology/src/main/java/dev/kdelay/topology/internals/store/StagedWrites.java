@@ -1,5 +1,6 @@
 package dev.kdelay.topology.internals.store;
 
+import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -35,6 +36,31 @@ final class StagedWrites {
 
   private final List<Write> writes = new ArrayList<>();
   private long bytes;
+
+  /**
+   * Stages an id's new entry with its index key, and the removal of {@code oldIndex}, the index key
+   * of the entry it replaces (if any, and if it differs); {@code bounds} learn of both.
+   *
+   * @param next the new entry, or null to delete the id's entry
+   */
+  void entry(byte[] id, byte[] oldIndex, byte[] next, IndexBounds bounds) {
+    byte[] newIndex = StoreKeys.indexOf(id, next);
+    if (oldIndex != null && (newIndex == null || !Arrays.equals(oldIndex, newIndex))) {
+      delete(oldIndex);
+      bounds.removed(oldIndex);
+    }
+    if (next == null) {
+      delete(StoreKeys.entry(id));
+      return;
+    }
+    put(StoreKeys.entry(id), next);
+    if (newIndex != null) {
+      // The index key holds the entry's size, so that a scan can keep to its byte budget before it
+      // reads a single entry.
+      put(newIndex, ByteBuffer.allocate(Integer.BYTES).putInt(next.length).array());
+      bounds.added(newIndex);
+    }
+  }
 
   void put(byte[] key, byte[] value) {
     writes.add(new Write(key, value));

@@ -3,6 +3,7 @@ package dev.kdelay.topology.internals.store;
 import dev.kdelay.topology.internals.store.ScheduleEntry.State;
 import java.nio.ByteBuffer;
 import java.util.Arrays;
+import org.rocksdb.RocksIterator;
 
 /**
  * The keys of the schedule store's RocksDB instance: one key space, split by a leading byte.
@@ -133,6 +134,12 @@ public final class StoreKeys {
   /** The smallest key greater than {@code key}. */
   public static byte[] successor(byte[] key) {
     return Arrays.copyOf(key, key.length + 1);
+  }
+
+  /** The time of the first index key of a kind at or after {@code from}, or Long.MAX_VALUE. */
+  static long firstIndexed(RocksIterator scan, byte[] from, byte kind) {
+    scan.seek(from);
+    return scan.isValid() && scan.key()[0] == kind ? timeOfIndex(scan.key()) : Long.MAX_VALUE;
   }
 
   static boolean before(byte[] a, byte[] b) {

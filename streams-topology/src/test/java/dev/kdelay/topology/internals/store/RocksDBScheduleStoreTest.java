@@ -721,7 +721,7 @@ class RocksDBScheduleStoreTest {
     schedule("soon", 2_000);
     schedule("replaced", 3_000);
     schedule("cancelled", 3_000);
-    schedule("far", 1_000 + RocksDBScheduleStore.NEAR_DUE_MS + 1);
+    schedule("far", 1_000 + NearDueEntries.NEAR_DUE_MS + 1);
     store.commit(Map.of());
     write("replaced", entry("replaced"), new ScheduleEntry(State.SCHEDULED, 2_500, 7, TASK));
     store.write(bytes("cancelled"), entry("cancelled"), null);
@@ -751,7 +751,7 @@ class RocksDBScheduleStoreTest {
     long budget = RocksDBScheduleStore.nearDueBudgetLeft();
     store.due(0, 10, Long.MAX_VALUE);
     byte[] task = new byte[64 * 1024];
-    int count = (int) (RocksDBScheduleStore.MAX_NEAR_DUE_BYTES / task.length) + 8;
+    int count = (int) (NearDueEntries.MAX_NEAR_DUE_BYTES / task.length) + 8;
     for (int i = 0; i < count; i++) {
       write("big-" + i, null, new ScheduleEntry(State.SCHEDULED, 100 + i, 0, task));
     }
@@ -774,7 +774,7 @@ class RocksDBScheduleStoreTest {
     // given: more new ids than a read-ahead remembers, and one with collected writes
     schedule("collected", 10);
     List<byte[]> ids = new ArrayList<>();
-    for (int i = 0; i < RocksDBScheduleStore.MAX_READ_AHEAD + 10; i++) {
+    for (int i = 0; i < ReadAhead.MAX_IDS + 10; i++) {
       ids.add(bytes("id-" + i));
     }
     ids.add(bytes("collected"));
@@ -784,7 +784,7 @@ class RocksDBScheduleStoreTest {
     store.readAhead(ids);
 
     // then: started afresh rather than grown past the bound; the collected id was not read
-    assertThat(store.readAheadSize()).isEqualTo(RocksDBScheduleStore.MAX_READ_AHEAD + 10);
+    assertThat(store.readAheadSize()).isEqualTo(ReadAhead.MAX_IDS + 10);
     assertThat(entry("collected")).isEqualTo(scheduled(10).toBytes());
     assertThat(entry("id-7")).isNull();
   }
@@ -792,7 +792,7 @@ class RocksDBScheduleStoreTest {
   @Test
   void shouldMakeCollectedWritesOnceABatchsWorthIsCollected() {
     // when: as many writes as a batch holds
-    for (int i = 0; i < RocksDBScheduleStore.MAX_COLLECTED_WRITES / 2; i++) {
+    for (int i = 0; i < CollectedWrites.MAX_WRITES / 2; i++) {
       schedule("id-" + i, 1_000 + i); // two writes each: the entry and its due key
     }
 
@@ -807,7 +807,7 @@ class RocksDBScheduleStoreTest {
     // then: made too
     assertThat(store.hasCollectedWrites()).isFalse();
     assertThat(store.due(5_000, 10_000, Long.MAX_VALUE))
-        .hasSize(RocksDBScheduleStore.MAX_COLLECTED_WRITES / 2 + 1);
+        .hasSize(CollectedWrites.MAX_WRITES / 2 + 1);
   }
 
   @Test
@@ -966,7 +966,7 @@ class RocksDBScheduleStoreTest {
     eos.write(bytes("cancelled"), null, scheduled(2_000).toBytes());
     eos.write(bytes("cancelled"), scheduled(2_000).toBytes(), null);
     eos.write(bytes("far"), null, scheduled(2_000).toBytes());
-    long farAhead = 1_000 + RocksDBScheduleStore.NEAR_DUE_MS + 1;
+    long farAhead = 1_000 + NearDueEntries.NEAR_DUE_MS + 1;
     eos.write(bytes("far"), scheduled(2_000).toBytes(), scheduled(farAhead).toBytes());
     assertThat(eos.unwrittenSize()).isEqualTo(1);
 

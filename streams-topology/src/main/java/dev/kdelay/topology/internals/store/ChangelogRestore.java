@@ -1,0 +1,90 @@
+package dev.kdelay.topology.internals.store;
+
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.HashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.common.utils.Bytes;
+import org.rocksdb.RocksDB;
+import org.rocksdb.RocksDBException;
+
+/**
+ * The writes that apply a batch of changelog records, rebuilding the indexes as they go. Each
+ * record says in its {@link ScheduleChangelog#REPLACES_HEADER} where the entry it replaced sat in
+ * the indexes, so the index key to delete is known without reading the store: a restore only
+ * writes. For records that do not say (written before that header, or with a header this version
+ * cannot read), the ids' stored entries are read with one multi-get for the batch.
+ *
+ * <p>Not thread-safe: the store calls it holding its lock, with everything it held in memory made
+ * or forgotten.
+ */
+final class ChangelogRestore {
+
+  private final RocksDB db;
+  private final IndexBounds bounds;
+
+  ChangelogRestore(RocksDB db, IndexBounds bounds) {
+    this.db = db;
+    this.bounds = bounds;
+  }
+
+  /**
+   * The writes that apply {@code changes}, sorted by key: index keys arrive scattered over the time
+   * range, and in key order RocksDB's memtable inserts are short searches (see {@link
+   * StagedWrites}).
+   *
+   * @param positions what each record says it replaced ({@link ScheduleChangelog#replaced}), null
+   *     where it does not say
+   */
+  StagedWrites writes(List<ConsumerRecord<byte[], byte[]>> changes, List<byte[]> positions)
+      throws RocksDBException {
+    // Only when some records do not say what they replaced: each id's latest entry, read from the
+    // store for the first of them, then as restored by this batch.
+    Map<Bytes, byte[]> current = readUnsaid(changes, positions);
+    StagedWrites writes = new StagedWrites();
+    for (int i = 0; i < changes.size(); i++) {
+      ConsumerRecord<byte[], byte[]> record = changes.get(i);
+      byte[] id = record.key();
+      byte[] oldIndex =
+          positions.get(i) != null
+              ? StoreKeys.indexAt(positions.get(i), id)
+              : StoreKeys.indexOf(id, current.get(Bytes.wrap(id)));
+      byte[] next = ScheduleChangelog.entry(record);
+      writes.entry(id, oldIndex, next, bounds);
+      if (current != null) {
+        current.put(Bytes.wrap(id), next);
+      }
+    }
+    writes.sortByKey();
+    return writes;
+  }
+
+  /**
+   * Null when every record says what it replaced. Otherwise the stored entries of the ids whose
+   * first record in the batch does not say, read with one multi-get (absent ones map to null).
+   */
+  private Map<Bytes, byte[]> readUnsaid(
+      List<ConsumerRecord<byte[], byte[]>> changes, List<byte[]> positions)
+      throws RocksDBException {
+    if (!positions.contains(null)) {
+      return null;
+    }
+    Set<Bytes> seen = new HashSet<>();
+    List<byte[]> keys = new ArrayList<>();
+    for (int i = 0; i < changes.size(); i++) {
+      byte[] id = changes.get(i).key();
+      if (seen.add(Bytes.wrap(id)) && positions.get(i) == null) {
+        keys.add(StoreKeys.entry(id));
+      }
+    }
+    Map<Bytes, byte[]> entries = new HashMap<>();
+    List<byte[]> values = keys.isEmpty() ? List.of() : db.multiGetAsList(keys);
+    for (int i = 0; i < keys.size(); i++) {
+      entries.put(Bytes.wrap(StoreKeys.idOfEntry(keys.get(i))), values.get(i));
+    }
+    return entries;
+  }
+}
