@@ -30,12 +30,12 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * made.
  *
  * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
- * {@link Schedules}). Their entries are still due in the store until then: the next scan starts
- * after the last entry handled, and none takes more than a batch's worth while writes wait. An
- * entry that came due meanwhile with an earlier due time waits for the commit. The commit is asked
- * for on the same cadence as exactly once: asking at every punctuation made Kafka Streams commit in
- * every loop, halving the records it takes in per loop each time, and intake fell to a few hundred
- * requests a second.
+ * {@link ScheduleWrites}). Their entries are still due in the store until then: the next scan
+ * starts after the last entry handled, and none takes more than a batch's worth while writes wait.
+ * An entry that came due meanwhile with an earlier due time waits for the commit. The commit is
+ * asked for on the same cadence as exactly once: asking at every punctuation made Kafka Streams
+ * commit in every loop, halving the records it takes in per loop each time, and intake fell to a
+ * few hundred requests a second.
  *
  * <p>An entry whose id has a request that was read and not yet applied (buffered by the consumer,
  * see {@link PolledRequests}, or waiting aside for its target topic, see {@link TopicWaits}) stays
@@ -60,7 +60,8 @@ final class FirePunctuator implements Punctuator {
 
   private final ProcessorContext<Object, Object> context;
   private final MeteredScheduleStore store;
-  private final Schedules schedules;
+  private final ScheduleWrites writes;
+  private final DueEntries due;
   private final Firing delivery;
   private final int maxFires;
   private final FireCommits commits;
@@ -95,7 +96,8 @@ final class FirePunctuator implements Punctuator {
   FirePunctuator(
       ProcessorContext<Object, Object> context,
       MeteredScheduleStore store,
-      Schedules schedules,
+      ScheduleWrites writes,
+      DueEntries due,
       Firing delivery,
       int maxFires,
       FireCommits commits,
@@ -106,7 +108,8 @@ final class FirePunctuator implements Punctuator {
       Predicate<String> unapplied) {
     this.context = context;
     this.store = store;
-    this.schedules = schedules;
+    this.writes = writes;
+    this.due = due;
     this.delivery = delivery;
     this.maxFires = maxFires;
     this.commits = commits;
@@ -127,10 +130,10 @@ final class FirePunctuator implements Punctuator {
   }
 
   private void fireDue(long now) {
-    schedules.releaseIfCommitted();
+    writes.releaseIfCommitted();
     // Expired markers go without a changelog record; answered from memory until one expires.
     store.sweep(now, maxFires);
-    HeldWrites.Room room = schedules.heldRoom(maxFires, MAX_BATCH_BYTES);
+    HeldWrites.Room room = writes.heldRoom(maxFires, MAX_BATCH_BYTES);
     if (room.held()) {
       // At least once: the held writes wait for the commit that flushes their records, asked for
       // on the usual cadence (also those of fires a request made). Their entries stay due
@@ -160,7 +163,7 @@ final class FirePunctuator implements Punctuator {
     long lastDue = Long.MIN_VALUE;
     int handled = 0;
     for (MeteredScheduleStore.Due due : batch) {
-      if (room.held() && schedules.isHeld(due.stored().id())) {
+      if (room.held() && writes.isHeld(due.stored().id())) {
         continue; // a trigger's fire, made by a request; its write waits for the commit
       }
       if (waitsForRequests(due.stored().id(), now)) {
@@ -169,13 +172,13 @@ final class FirePunctuator implements Punctuator {
       }
       lastDue = due.dueMs();
       try {
-        schedules.onDue(due, now, delivery);
+        this.due.onDue(due, now, delivery);
       } catch (RuntimeException failure) {
         if (UnexpectedFailure.concernsThread(failure)) {
           throw failure;
         }
         // This entry's failure, not the thread's: it goes to the dead-letter topic, the rest fire.
-        schedules.failed(due, now, failure, delivery);
+        this.due.failed(due, now, failure, delivery);
       }
       handled++;
     }

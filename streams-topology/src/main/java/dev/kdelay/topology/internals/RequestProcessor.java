@@ -98,6 +98,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private Delivery delivery;
   private FireCommits commits;
   private Schedules schedules;
+  private ScheduleWrites writes;
   private PartitionState gauges;
   private TaskFence fence;
   private Cancellable counting;
@@ -176,19 +177,14 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             config.catchUpWindowMs());
     this.gauges = new PartitionState(context.taskId().partition());
     this.fence = new TaskFence(!atLeastOnce(context), rerouteTopic, context.taskId().partition());
+    this.writes = new ScheduleWrites(store, gauges, atLeastOnce(context));
+    DueEntries due = new DueEntries(writes, recurrence, metrics, config.firedRetentionMs());
     this.schedules =
-        new Schedules(
-            store,
-            config.cancelRetentionMs(),
-            config.firedRetentionMs(),
-            recurrence,
-            gauges,
-            metrics,
-            atLeastOnce(context));
+        new Schedules(store, writes, due, config.cancelRetentionMs(), recurrence, metrics);
     store.onCommit(
         () -> {
           FireCommits.committed();
-          schedules.committing();
+          writes.committing();
         });
     context.schedule(
         config.punctuateInterval(),
@@ -196,7 +192,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         new FirePunctuator(
             context,
             store,
-            schedules,
+            writes,
+            due,
             delivery,
             config.maxFiresPerPunctuation(),
             commits,
@@ -563,11 +560,11 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   /** Whether the request's id has a write held (at least once): see {@link HeldWrites}. */
   private boolean heldBack(Record<byte[], byte[]> record) {
-    if (record.key() == null || schedules.heldCount() == 0) {
+    if (record.key() == null || writes.heldCount() == 0) {
       return false;
     }
-    schedules.releaseIfCommitted();
-    return schedules.isHeld(new String(record.key(), StandardCharsets.UTF_8));
+    writes.releaseIfCommitted();
+    return writes.isHeld(new String(record.key(), StandardCharsets.UTF_8));
   }
 
   /**

@@ -10,9 +10,6 @@ import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.LogValues;
-import dev.kdelay.topology.internals.HeldWrites.Write;
-import dev.kdelay.topology.internals.delivery.Delivery;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Firing;
 import dev.kdelay.topology.internals.delivery.OutputRecords;
@@ -21,18 +18,16 @@ import dev.kdelay.topology.internals.store.MeteredScheduleStore.Stored;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
 import dev.kdelay.topology.internals.store.ScheduleEntry.Origin;
 import dev.kdelay.topology.internals.store.ScheduleEntry.State;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.OptionalLong;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * The schedules of one partition: applies requests to the {@link MeteredScheduleStore} and decides
- * what a due entry does. Each id has one entry, so schedule, cancel, replace, pause and resume cost
- * a point read and one write whatever the number pending.
+ * The schedules of one partition: applies requests to the {@link MeteredScheduleStore}. Each id has
+ * one entry, so schedule, cancel, replace, pause and resume cost a point read and one write
+ * whatever the number pending. What an entry does when it comes due is {@link DueEntries}'.
  *
  * <p>Requests for an id normally arrive in order on one partition. One that a client with another
  * partitioner sent elsewhere arrives later, through the reroute topic, so requests apply in the
@@ -40,12 +35,8 @@ import org.slf4j.LoggerFactory;
  * superseded (and dead-lettered, never dropped silently). A cancel, and a fired one-shot, leave a
  * marker for their retention so that an older schedule arriving late cannot bring the id back.
  *
- * <p>A recurring schedule stores only its next occurrence. When that fires, the one after is
- * written in the same transaction as the fired record, so a crash can neither lose nor double an
- * occurrence.
- *
- * <p>Every write goes through {@link #write}, and is made by {@link #make}, which tells the
- * partition's gauges how the id's state changed.
+ * <p>Every write goes through {@link ScheduleWrites}, which tells the partition's gauges how the
+ * id's state changed.
  *
  * <p><b>At least once</b>, the writes that follow a fire are <em>held</em> until a commit has
  * flushed the fired record (see {@link HeldWrites}); a request for an id with a held write never
@@ -59,31 +50,24 @@ final class Schedules {
   private static final Logger log = LoggerFactory.getLogger(Schedules.class);
 
   private final MeteredScheduleStore store;
+  private final ScheduleWrites writes;
+  private final DueEntries due;
   private final long cancelRetentionMs;
-  private final long firedRetentionMs;
   private final Recurrence recurrence;
-  private final PartitionState gauges;
   private final DelayMetrics metrics;
-
-  /** Whether writes that follow a fire wait for the commit that flushes it (at least once). */
-  private final boolean holdFireWrites;
-
-  private final HeldWrites held = new HeldWrites();
 
   Schedules(
       MeteredScheduleStore store,
+      ScheduleWrites writes,
+      DueEntries due,
       long cancelRetentionMs,
-      long firedRetentionMs,
       Recurrence recurrence,
-      PartitionState gauges,
-      DelayMetrics metrics,
-      boolean holdFireWrites) {
+      DelayMetrics metrics) {
     this.store = store;
-    this.holdFireWrites = holdFireWrites;
+    this.writes = writes;
+    this.due = due;
     this.cancelRetentionMs = cancelRetentionMs;
-    this.firedRetentionMs = firedRetentionMs;
     this.recurrence = recurrence;
-    this.gauges = gauges;
     this.metrics = metrics;
   }
 
@@ -96,8 +80,8 @@ final class Schedules {
    */
   Optional<Rejection> apply(DelayRequest request, Origin origin, long nowMs, Firing firing) {
     String id = request.id();
-    releaseIfCommitted();
-    if (held.contains(id)) {
+    writes.releaseIfCommitted();
+    if (writes.isHeld(id)) {
       // The processor sends such a request round through the reroute topic first (HeldWrites).
       throw new IllegalStateException("a request for " + id + ", whose write is held, applied");
     }
@@ -294,9 +278,9 @@ final class Schedules {
     if (!(schedule.timing() instanceof CronSpec spec)) {
       Record<FiredKey, byte[]> fired =
           OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1);
-      ScheduleEntry marker = firedMarker(by.requestMs(), by.origin(), nowMs);
+      ScheduleEntry marker = due.firedMarker(by.requestMs(), by.origin(), nowMs);
       firing.fire(fired, nowMs, by.requestMs());
-      write(id, stored, marker, true);
+      writes.write(id, stored, marker, true);
       return Optional.empty();
     }
     boolean paused = current.state() == State.PAUSED;
@@ -324,7 +308,7 @@ final class Schedules {
     // Everything that could fail is computed: the fire goes out, then the write that records it.
     firing.fire(
         OutputRecords.fired(id, schedule, dueMs, nowMs, task.occurrence()), nowMs, by.requestMs());
-    write(id, stored, next, true);
+    writes.write(id, stored, next, true);
     return Optional.empty();
   }
 
@@ -410,198 +394,16 @@ final class Schedules {
     return Optional.empty();
   }
 
-  /**
-   * Handles an entry that came due: fires its task and stores a recurring schedule's next
-   * occurrence, or turns a fired one-shot into its marker. An entry that cannot be decoded is
-   * dead-lettered with its stored bytes, never dropped and never a crash.
-   *
-   * <p>Everything that could fail on this entry is computed before the fire goes out, and the write
-   * that records it comes last (see {@link UnexpectedFailure}).
-   */
-  void onDue(MeteredScheduleStore.Due due, long nowMs, Firing firing) {
-    held.handled(due);
-    String id = due.stored().id();
-    Stored stored = due.stored();
-    if (stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
-      // Its header cannot be read, so the store indexed it at the start of the due index.
-      unreadable(id, OptionalLong.empty(), stored.raw(), damaged.error(), nowMs, firing);
-      write(id, stored, null, true);
-      return;
-    }
-    ScheduleEntry entry = due.entry();
-    Decoded<StoredTask> decoded = entry.decodeTask();
-    if (decoded instanceof Decoded.Unreadable<StoredTask> unreadable) {
-      unreadable(id, OptionalLong.of(due.dueMs()), entry.task(), unreadable.error(), nowMs, firing);
-      write(id, stored, null, true);
-      return;
-    }
-    StoredTask task = decoded.value();
-    if (!(task.schedule().timing() instanceof CronSpec spec)) {
-      Record<FiredKey, byte[]> fired =
-          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1);
-      ScheduleEntry marker = firedMarker(entry.requestMs(), entry.origin(), nowMs);
-      firing.fire(fired, nowMs, due.dueMs());
-      write(id, stored, marker, true);
-      return;
-    }
-    Recurrence.Step step = recurrence.onDue(spec, due.dueMs(), task.occurrence() - 1, nowMs);
-    ScheduleEntry next =
-        step.next().isEmpty()
-            ? null
-            : ScheduleEntry.scheduled(
-                step.next().getAsLong(),
-                entry.requestMs(),
-                entry.origin(),
-                new StoredTask(task.schedule(), task.occurrence() + (step.fire() ? 1 : 0)));
-    if (step.fire()) {
-      firing.fire(
-          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
-          nowMs,
-          due.dueMs());
-    } else {
-      Delivery.afterward(metrics::occurrenceSkipped);
-    }
-    write(id, stored, next, true);
-  }
-
-  /**
-   * Dead-letters a due entry kdelay failed on unexpectedly, and forgets it: the partition goes on
-   * with the next entry. A one-shot is dead-lettered as it would have fired (so it can be
-   * replayed), anything else with its stored bytes.
-   */
-  void failed(MeteredScheduleStore.Due due, long nowMs, RuntimeException failure, Firing firing) {
-    held.handled(due);
-    String id = due.stored().id();
-    String errorId = UnexpectedFailure.errorId(id + "@" + due.dueMs(), failure);
-    log.error(
-        "event=internal-error error_id={} id={} due={} response=dead-letter",
-        errorId,
-        LogValues.quote(id),
-        due.dueMs(),
-        failure);
-    Rejection rejection = UnexpectedFailure.rejection("task", errorId, failure);
-    Record<byte[], byte[]> deadLetter;
-    try {
-      StoredTask task = due.entry().decodeTask().value();
-      if (task.schedule().recurring()) {
-        throw new IllegalStateException("a recurring schedule is dead-lettered whole");
-      }
-      deadLetter =
-          OutputRecords.undeliverable(
-              OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
-              rejection,
-              nowMs);
-    } catch (RuntimeException notAFire) {
-      deadLetter =
-          OutputRecords.stored(
-              id,
-              OptionalLong.of(due.dueMs()),
-              due.stored().raw(),
-              RejectionReason.INTERNAL,
-              rejection.message(),
-              nowMs);
-    }
-    firing.deadLetter(OutputRecords.withErrorId(deadLetter, errorId), RejectionReason.INTERNAL);
-    write(id, due.stored(), null, true);
-  }
-
-  private static void unreadable(
-      String id, OptionalLong dueMs, byte[] stored, String problem, long nowMs, Firing firing) {
-    log.error(
-        "event=unreadable-task id={} due={} response=dead-letter problem={}; the schedule store may"
-            + " be corrupt, or written by a newer kdelay",
-        LogValues.quote(id),
-        dueMs.isPresent() ? Long.toString(dueMs.getAsLong()) : "-",
-        LogValues.quote(problem));
-    firing.deadLetter(
-        OutputRecords.unreadable(id, dueMs, stored, problem, nowMs),
-        RejectionReason.UNREADABLE_TASK);
-  }
-
-  /** How many ids have a write held; for tests. */
-  int heldCount() {
-    return held.count();
-  }
-
-  /**
-   * What the next due batch may take beside the held writes (see {@link HeldWrites#room}); called
-   * once at the start of each due scan.
-   */
-  HeldWrites.Room heldRoom(int maxFires, long maxBytes) {
-    return held.room(maxFires, maxBytes);
-  }
-
-  /** Whether the id has a write held: its due entry in the store was handled already. */
-  boolean isHeld(String id) {
-    return held.contains(id);
-  }
-
-  /** Notes that a commit of the task began (see {@link HeldWrites#committing}). */
-  void committing() {
-    held.committing();
-  }
-
-  /**
-   * Makes the held writes if a commit has flushed their fires since they were made; called first in
-   * every punctuation and request.
-   */
-  void releaseIfCommitted() {
-    held.releaseIfCommitted().forEach(write -> make(write.getKey(), write.getValue()));
-  }
-
-  /**
-   * What a one-shot leaves when it fired: its marker for the fired retention, as a cancel is
-   * remembered, or nothing when the retention is 0. Either way one changelog record.
-   */
-  private ScheduleEntry firedMarker(long requestMs, Origin origin, long nowMs) {
-    return firedRetentionMs == 0
-        ? null
-        : ScheduleEntry.marker(State.FIRED, nowMs + firedRetentionMs, requestMs, origin);
-  }
-
   private void put(String id, Stored previous, ScheduleEntry next) {
-    write(id, previous, next, false);
+    writes.write(id, previous, next, false);
   }
 
   private void mark(String id, Stored previous, ScheduleEntry marker) {
-    write(id, previous, marker, false);
+    writes.write(id, previous, marker, false);
   }
 
   private void remove(String id, Stored previous) {
-    write(id, previous, null, false);
-  }
-
-  /**
-   * Changes an id's entry: at once, or held when it records a fire and fire writes are held.
-   *
-   * @param next the new entry, or null to forget the id
-   * @param afterFire whether the write records a fire (or a dead letter) made just before
-   */
-  private void write(String id, Stored previous, ScheduleEntry next, boolean afterFire) {
-    if (afterFire && holdFireWrites) {
-      held.hold(id, new Write(previous, next));
-    } else {
-      make(id, new Write(previous, next));
-    }
-  }
-
-  /** Makes a write in the store and tells the gauges how the id's state changed. */
-  private void make(String id, Write write) {
-    ScheduleEntry next = write.next();
-    store.write(id, write.previous(), next);
-    Delivery.afterward(
-        () ->
-            gauges.transition(
-                idBytes(id), stateOf(write.previous()), next == null ? null : next.state()));
-  }
-
-  /** The state of what was stored; null for nothing, or for an entry that cannot be read. */
-  private static State stateOf(Stored stored) {
-    return stored == null || !stored.entry().isReadable() ? null : stored.entry().value().state();
-  }
-
-  private static Bytes idBytes(String id) {
-    return Bytes.wrap(id.getBytes(StandardCharsets.UTF_8));
+    writes.write(id, previous, null, false);
   }
 
   private static Optional<Rejection> rejection(RejectionReason reason, String message) {

@@ -61,6 +61,8 @@ class HeldFireWritesTest {
   private TestInputTopic<byte[], byte[]> steps;
   private MeteredScheduleStore store;
   private Schedules schedules;
+  private ScheduleWrites writes;
+  private DueEntries due;
   private final List<Record<FiredKey, byte[]>> fired = new ArrayList<>();
   private Consumer<Long> step;
   private ProcessorContext<Object, Object> context;
@@ -108,28 +110,28 @@ class HeldFireWritesTest {
     run(
         now -> {
           // when: it fires
-          List<MeteredScheduleStore.Due> due = store.due(now, 10, Long.MAX_VALUE);
-          assertThat(due).hasSize(1);
-          schedules.onDue(due.get(0), now, firing());
+          List<MeteredScheduleStore.Due> dueNow = store.due(now, 10, Long.MAX_VALUE);
+          assertThat(dueNow).hasSize(1);
+          due.onDue(dueNow.get(0), now, firing());
 
           // then: its write waits, and a request for it is no longer applied here (the processor
           // sends it round the reroute topic until the write is made: a request applied over a
           // held write was lost when the task closed after the commit of its offset)
           assertThat(fired).hasSize(1);
-          assertThat(schedules.heldCount()).isEqualTo(1);
-          assertThat(schedules.isHeld("order-1")).isTrue();
+          assertThat(writes.heldCount()).isEqualTo(1);
+          assertThat(writes.isHeld("order-1")).isTrue();
           assertThat(state()).isEqualTo(State.SCHEDULED);
           assertThatThrownBy(() -> apply(Action.CANCEL, now + 1, null))
               .isInstanceOf(IllegalStateException.class);
         });
 
     // when: the next call after the commit that ended the last one
-    run(now -> schedules.releaseIfCommitted());
+    run(now -> writes.releaseIfCommitted());
 
     // then: the fired marker is written, and a request applies over it
     run(
         now -> {
-          assertThat(schedules.heldCount()).isZero();
+          assertThat(writes.heldCount()).isZero();
           assertThat(state()).isEqualTo(State.FIRED);
           assertThat(store.due(now, 10, Long.MAX_VALUE)).isEmpty();
           assertThat(apply(Action.CANCEL, now + 1, null)).isEmpty();
@@ -151,7 +153,7 @@ class HeldFireWritesTest {
 
           // then: stored at once over the old entry, as any schedule is, and nothing fired yet
           assertThat(fired).isEmpty();
-          assertThat(schedules.heldCount()).isZero();
+          assertThat(writes.heldCount()).isZero();
           assertThat(store.lookup("order-1").orElseThrow().entry().value().timeMs())
               .isEqualTo(now - 1);
 
@@ -163,7 +165,7 @@ class HeldFireWritesTest {
         });
 
     // and: after the commit, its marker; the old entry never fires
-    run(now -> schedules.releaseIfCommitted());
+    run(now -> writes.releaseIfCommitted());
     run(
         now -> {
           assertThat(state()).isEqualTo(State.FIRED);
@@ -180,7 +182,7 @@ class HeldFireWritesTest {
     driver.advanceWallClockTime(Duration.ofSeconds(2));
     run(
         now -> {
-          schedules.onDue(store.due(now, 10, Long.MAX_VALUE).get(0), now, firing());
+          due.onDue(store.due(now, 10, Long.MAX_VALUE).get(0), now, firing());
 
           // when
           schedules.apply(
@@ -192,7 +194,7 @@ class HeldFireWritesTest {
           // then: the other id is stored, the fired one still waits
           assertThat(store.lookup("other")).isPresent();
           assertThat(state()).isEqualTo(State.SCHEDULED);
-          assertThat(schedules.heldCount()).isEqualTo(1);
+          assertThat(writes.heldCount()).isEqualTo(1);
         });
   }
 
@@ -208,7 +210,7 @@ class HeldFireWritesTest {
         now -> {
           punctuator[0] = punctuator(3, id -> false);
           punctuator[0].punctuate(now);
-          assertThat(schedules.heldCount()).isEqualTo(1);
+          assertThat(writes.heldCount()).isEqualTo(1);
 
           // when: one comes due after it, one before it, and punctuations follow with no commit
           schedule("order-2", now - 1, now);
@@ -218,7 +220,7 @@ class HeldFireWritesTest {
 
           // then: the later one fired, the held one was not read again, the earlier one waits
           assertThat(firedIds()).containsExactly("order-1", "order-2");
-          assertThat(schedules.heldCount()).isEqualTo(2);
+          assertThat(writes.heldCount()).isEqualTo(2);
         });
 
     // when: the next punctuation after the commit
@@ -295,7 +297,8 @@ class HeldFireWritesTest {
     return new FirePunctuator(
         context,
         store,
-        schedules,
+        writes,
+        due,
         firing(),
         maxFires,
         new FireCommits(10, 100, 1_000, 10_000),
@@ -369,16 +372,14 @@ class HeldFireWritesTest {
     public void init(ProcessorContext<Object, Object> processorContext) {
       context = processorContext;
       store = context.getStateStore(STORE);
+      Recurrence recurrence =
+          new Recurrence(new Occurrences(Duration.ofDays(365).toMillis()), 0, 0);
+      writes = new ScheduleWrites(store, new PartitionState(0), true);
+      due = new DueEntries(writes, recurrence, DelayMetrics.NOOP, Duration.ofHours(1).toMillis());
       schedules =
           new Schedules(
-              store,
-              Duration.ofHours(1).toMillis(),
-              Duration.ofHours(1).toMillis(),
-              new Recurrence(new Occurrences(Duration.ofDays(365).toMillis()), 0, 0),
-              new PartitionState(0),
-              DelayMetrics.NOOP,
-              true);
-      store.onCommit(schedules::committing);
+              store, writes, due, Duration.ofHours(1).toMillis(), recurrence, DelayMetrics.NOOP);
+      store.onCommit(writes::committing);
     }
 
     @Override
