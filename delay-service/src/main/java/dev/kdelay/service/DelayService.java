@@ -16,6 +16,8 @@ import dev.kdelay.service.http.Peers;
 import dev.kdelay.service.http.ScheduleBody;
 import dev.kdelay.service.http.ScheduleQueries;
 import dev.kdelay.service.http.TargetTopicCheck;
+import dev.kdelay.service.topics.AdminTargetTopics;
+import dev.kdelay.service.topics.RequiredTopics;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.DeliveryQuarantine;
@@ -273,12 +275,8 @@ public final class DelayService implements AutoCloseable {
         Admin.create(
             ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN));
     try {
-      RequiredTopics.Ready topics = new RequiredTopics(admin, service).ensure();
       // Kafka Streams' changelogs get the durability of kdelay's own topics.
-      return topics
-          .durability()
-          .applyToStreams(
-              service.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
+      return new RequiredTopics(admin, service).ensure().applyTo(service);
     } finally {
       // Bounded: after a start that timed out (Kafka unreachable, or a PLAINTEXT client at a SASL
       // listener), a call still pending would hold an unbounded close() for default.api.timeout.ms.
