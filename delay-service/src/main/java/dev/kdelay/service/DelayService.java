@@ -437,17 +437,18 @@ public final class DelayService implements AutoCloseable {
     ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
     TargetTopicCheck targets = new TargetTopicCheck(new TargetPolicy(ready), targetTopics);
     http.start(
-        new AdminApi(
-            metrics,
-            health,
-            queries,
-            requestClient,
-            new ScheduleBody.ServiceLimits(
-                ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
-            Clock.systemUTC(),
-            HTTP_CALL_TIMEOUT,
-            targets,
-            Optional.of(
+        AdminApi.builder()
+            .metrics(metrics)
+            .health(health)
+            .queries(queries)
+            .requests(requestClient)
+            .limits(
+                new ScheduleBody.ServiceLimits(
+                    ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()))
+            .clock(Clock.systemUTC())
+            .sendTimeout(HTTP_CALL_TIMEOUT)
+            .targets(targets)
+            .deadLetters(
                 new DeadLetterRoutes(
                     new DeadLetterPages(
                         DeadLetterPages.consumers(
@@ -458,8 +459,9 @@ public final class DelayService implements AutoCloseable {
                         Clock.systemUTC()),
                     requestClient,
                     targets,
-                    HTTP_CALL_TIMEOUT)),
-            Optional.of(console(ready, self))),
+                    HTTP_CALL_TIMEOUT))
+            .console(console(ready, self))
+            .build(),
         metrics.registry(),
         httpAccess);
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());

@@ -35,45 +35,46 @@ class AdminApiTest {
   private final ServiceMetrics metrics =
       new ServiceMetrics(Clock.fixed(NOW, ZoneOffset.UTC), () -> 0);
   private final AdminApi api =
-      new AdminApi(
-          metrics,
-          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
-          null,
-          new DelayClient(producer, "delay-requests"),
-          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
-          Clock.fixed(NOW, ZoneOffset.UTC),
-          Duration.ofSeconds(5));
+      AdminApi.builder()
+          .metrics(metrics)
+          .health(new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()))
+          .requests(new DelayClient(producer, "delay-requests"))
+          .limits(new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()))
+          .clock(Clock.fixed(NOW, ZoneOffset.UTC))
+          .sendTimeout(Duration.ofSeconds(5))
+          .build();
 
   private final AdminApi checkingTargets =
-      new AdminApi(
-          metrics,
-          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
-          null,
-          new DelayClient(producer, "delay-requests"),
-          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
-          Clock.fixed(NOW, ZoneOffset.UTC),
-          Duration.ofSeconds(5),
-          new TargetTopicCheck(
-              topic ->
-                  topic.startsWith("__")
-                      ? Optional.of("'" + topic + "' is a Kafka-internal topic")
-                      : Optional.empty(),
-              new TargetTopics() {
-                @Override
-                public TargetTopic lookUp(String topic) {
-                  return topic.equals("missing") ? TargetTopic.ABSENT : TargetTopic.UNKNOWN;
-                }
+      AdminApi.builder()
+          .metrics(metrics)
+          .health(new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()))
+          .requests(new DelayClient(producer, "delay-requests"))
+          .limits(new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()))
+          .clock(Clock.fixed(NOW, ZoneOffset.UTC))
+          .sendTimeout(Duration.ofSeconds(5))
+          .targets(
+              new TargetTopicCheck(
+                  topic ->
+                      topic.startsWith("__")
+                          ? Optional.of("'" + topic + "' is a Kafka-internal topic")
+                          : Optional.empty(),
+                  new TargetTopics() {
+                    @Override
+                    public TargetTopic lookUp(String topic) {
+                      return topic.equals("missing") ? TargetTopic.ABSENT : TargetTopic.UNKNOWN;
+                    }
 
-                @Override
-                public TargetTopic cached(String topic) {
-                  return lookUp(topic);
-                }
+                    @Override
+                    public TargetTopic cached(String topic) {
+                      return lookUp(topic);
+                    }
 
-                @Override
-                public Optional<TargetTopic> known(String topic) {
-                  return Optional.of(lookUp(topic));
-                }
-              }));
+                    @Override
+                    public Optional<TargetTopic> known(String topic) {
+                      return Optional.of(lookUp(topic));
+                    }
+                  }))
+          .build();
 
   @AfterEach
   void close() {

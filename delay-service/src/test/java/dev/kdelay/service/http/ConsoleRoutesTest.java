@@ -6,7 +6,6 @@ import dev.kdelay.service.ServiceMetrics;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.Test;
 
@@ -45,17 +44,13 @@ class ConsoleRoutesTest {
   @Test
   void shouldRouteThePageAndFilesWithoutTakingAnApiPath() {
     AdminApi api =
-        new AdminApi(
-            metrics,
-            null,
-            null,
-            null,
-            new ScheduleBody.ServiceLimits(1024, 1024, Long.MAX_VALUE),
-            Clock.systemUTC(),
-            Duration.ofSeconds(1),
-            TargetTopicCheck.NONE,
-            Optional.empty(),
-            Optional.of(console));
+        AdminApi.builder()
+            .metrics(metrics)
+            .limits(new ScheduleBody.ServiceLimits(1024, 1024, Long.MAX_VALUE))
+            .clock(Clock.systemUTC())
+            .sendTimeout(Duration.ofSeconds(1))
+            .console(console)
+            .build();
 
     ApiResponse page = api.handle(get("/"));
     ApiResponse script = api.handle(get("/console/console.js"));
