@@ -1,17 +1,18 @@
 package dev.kdelay.service.http;
 
+import static dev.kdelay.service.http.Route.ID;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
 import dev.kdelay.service.ServiceMetrics;
+import dev.kdelay.service.http.Route.Reach;
 import dev.kdelay.topology.LogValues;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
-import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -87,81 +88,6 @@ public final class AdminApi implements HttpEndpoint.Api {
 
   private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
 
-  private static final String ID = "{id}";
-
-  /** Where the answer to a route comes from, which decides the thread it is answered on. */
-  private enum Reach {
-    /** This instance's memory only: answered at once, so a busy instance still answers probes. */
-    MEMORY,
-    /** This instance alone (its stores, a write to the request topic): the local lane. */
-    LOCAL,
-    /**
-     * Whichever instance owns the partition: the peer lane, unless the request was forwarded here
-     * already, which is answered from this instance's stores on the local lane.
-     */
-    PEERS
-  }
-
-  /** Answers a request whose path matched a route, given the path's variable segments. */
-  @FunctionalInterface
-  private interface Answer {
-    ApiResponse answer(ApiRequest request, List<String> variables);
-  }
-
-  /** What a route does for one method, and where that answer comes from. */
-  private record Handler(Reach reach, Answer answer) {}
-
-  /** A path pattern and its handler per method, in the order declared (the 405's Allow header). */
-  private record Route(List<String> pattern, Map<String, Handler> byMethod) {
-
-    static Route of(String... pattern) {
-      return new Route(List.of(pattern), Map.of());
-    }
-
-    Route get(Reach reach, Answer answer) {
-      return with("GET", reach, answer);
-    }
-
-    Route post(Reach reach, Answer answer) {
-      return with("POST", reach, answer);
-    }
-
-    Route delete(Reach reach, Answer answer) {
-      return with("DELETE", reach, answer);
-    }
-
-    private Route with(String method, Reach reach, Answer answer) {
-      Map<String, Handler> methods = new LinkedHashMap<>(byMethod);
-      methods.put(method, new Handler(reach, answer));
-      return new Route(pattern, Collections.unmodifiableMap(methods));
-    }
-
-    /** The variable segments if the path matches. */
-    Optional<List<String>> match(List<String> segments) {
-      if (segments.size() != pattern.size()) {
-        return Optional.empty();
-      }
-      List<String> variables = new ArrayList<>();
-      for (int i = 0; i < pattern.size(); i++) {
-        if (pattern.get(i).equals(ID)) {
-          variables.add(segments.get(i));
-        } else if (!pattern.get(i).equals(segments.get(i))) {
-          return Optional.empty();
-        }
-      }
-      return Optional.of(variables);
-    }
-  }
-
-  /** The route a request's path matched, and the path's variable segments. */
-  private record Matched(Route route, List<String> variables) {
-
-    /** The method's handler; empty if the route has none for it (405). */
-    Optional<Handler> handler(String method) {
-      return Optional.ofNullable(route.byMethod().get(method));
-    }
-  }
-
   private final ServiceMetrics metrics;
   private final Health health;
   private final ScheduleQueries queries;
@@ -181,9 +107,9 @@ public final class AdminApi implements HttpEndpoint.Api {
     this.clock = builder.clock;
     this.sendTimeout = builder.sendTimeout;
     this.targets = builder.targets;
-    List<Route> routes = new ArrayList<>(apiRoutes());
-    builder.deadLetters.ifPresent(letters -> routes.addAll(deadLetterRoutes(letters)));
-    builder.console.ifPresent(pages -> routes.addAll(consoleRoutes(pages)));
+    List<Route> routes = new ArrayList<>(serviceRoutes());
+    builder.deadLetters.ifPresent(letters -> routes.addAll(letters.routes()));
+    builder.console.ifPresent(pages -> routes.addAll(pages.routes()));
     this.routes = List.copyOf(routes);
   }
 
@@ -192,7 +118,8 @@ public final class AdminApi implements HttpEndpoint.Api {
     return new Builder();
   }
 
-  private List<Route> apiRoutes() {
+  /** Health, metrics, schedules and the cron preview: the routes always served. */
+  private List<Route> serviceRoutes() {
     return List.of(
         Route.of("metrics").get(Reach.MEMORY, (r, v) -> metrics()),
         Route.of("health", "live").get(Reach.MEMORY, (r, v) -> health.live()),
@@ -209,20 +136,6 @@ public final class AdminApi implements HttpEndpoint.Api {
                 (r, v) -> CronPreview.answer(r.query(), clock.millis(), limits.horizonMs())));
   }
 
-  private static List<Route> deadLetterRoutes(DeadLetterRoutes letters) {
-    return List.of(
-        Route.of("dead-letters").get(Reach.LOCAL, (r, v) -> letters.list(r)),
-        Route.of("dead-letters", ID, ID).get(Reach.LOCAL, (r, v) -> letters.show(v)),
-        Route.of("dead-letters", ID, ID, "replay").post(Reach.LOCAL, letters::replay));
-  }
-
-  private static List<Route> consoleRoutes(ConsoleRoutes pages) {
-    return List.of(
-        Route.of().get(Reach.MEMORY, (r, v) -> pages.index()),
-        Route.of("console", ID).get(Reach.MEMORY, (r, v) -> pages.file(v.get(0))),
-        Route.of("overview").get(Reach.PEERS, (r, v) -> pages.overview(r.forwarded())));
-  }
-
   /**
    * Answers a request. A bad or impossible request is answered (4xx, 503); anything else
    * propagates, and the endpoint answers 500.
@@ -230,14 +143,14 @@ public final class AdminApi implements HttpEndpoint.Api {
   @Override
   public ApiResponse handle(ApiRequest request) {
     try {
-      Optional<Matched> matched = match(request);
+      Optional<Route.Match> matched = match(request);
       if (matched.isEmpty()) {
         return ApiResponse.error(
             404,
             "NOT_FOUND",
             "no route " + request.method() + " /" + String.join("/", request.segments()));
       }
-      Optional<Handler> handler = matched.get().handler(request.method());
+      Optional<Route.Handler> handler = matched.get().handler(request.method());
       if (handler.isEmpty()) {
         Set<String> allowed = matched.get().route().byMethod().keySet();
         return ApiResponse.error(
@@ -268,16 +181,16 @@ public final class AdminApi implements HttpEndpoint.Api {
   private Reach reach(ApiRequest request) {
     return match(request)
         .flatMap(matched -> matched.handler(request.method()))
-        .map(Handler::reach)
+        .map(Route.Handler::reach)
         .orElse(Reach.LOCAL);
   }
 
   /** The first route whose pattern the request's path matches. */
-  private Optional<Matched> match(ApiRequest request) {
+  private Optional<Route.Match> match(ApiRequest request) {
     for (Route route : routes) {
-      Optional<List<String>> variables = route.match(request.segments());
-      if (variables.isPresent()) {
-        return Optional.of(new Matched(route, variables.get()));
+      Optional<Route.Match> match = route.match(request.segments());
+      if (match.isPresent()) {
+        return match;
       }
     }
     return Optional.empty();

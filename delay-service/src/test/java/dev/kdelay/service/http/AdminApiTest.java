@@ -1,6 +1,7 @@
 package dev.kdelay.service.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DelayClient;
@@ -271,6 +272,24 @@ class AdminApiTest {
     assertThat(api.answersAtOnce(request("GET", "/health", false))).isFalse();
     assertThat(api.answersAtOnce(request("GET", "/schedules/a", true))).isFalse();
     assertThat(api.answersAtOnce(request("DELETE", "/schedules/a", false))).isFalse();
+  }
+
+  @Test
+  void shouldAnswerWhatNoRouteServesHereWithoutAskingPeers() {
+    // A 404 or a 405 needs nobody's stores, under /schedules/ too.
+    assertThat(api.asksPeers(request("GET", "/schedules/a/pause", false))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/schedules/a/b/c", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/schedules/a/pause", false))).isFalse();
+  }
+
+  @Test
+  void shouldRefuseToBuildWithoutTheLimits() {
+    AdminApi.Builder builder =
+        AdminApi.builder().metrics(metrics).sendTimeout(Duration.ofSeconds(1));
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("limits");
   }
 
   private static ApiRequest request(String method, String path, boolean forwarded) {

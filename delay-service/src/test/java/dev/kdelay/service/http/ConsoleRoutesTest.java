@@ -3,6 +3,7 @@ package dev.kdelay.service.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.service.ServiceMetrics;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
@@ -64,6 +65,9 @@ class ConsoleRoutesTest {
     assertThat(api.answersAtOnce(get("/console/console.js"))).isTrue();
     assertThat(api.answersAtOnce(get("/overview"))).isFalse();
     assertThat(api.asksPeers(get("/overview"))).isTrue();
+    assertThat(api.answersAtOnce(get("/"))).isTrue();
+    assertThat(api.asksPeers(ApiRequest.of("GET", URI.create("/overview"), new byte[0], true)))
+        .isFalse();
   }
 
   private static ApiRequest get(String path) {
