@@ -1,6 +1,5 @@
 package dev.kdelay.benchmarks;
 
-import dev.kdelay.service.BenchmarkBroker;
 import dev.kdelay.service.BrokerProfile;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -16,6 +16,8 @@ import dev.kdelay.service.http.Peers;
 import dev.kdelay.service.http.ScheduleBody;
 import dev.kdelay.service.http.ScheduleQueries;
 import dev.kdelay.service.http.TargetTopicCheck;
+import dev.kdelay.service.topics.AdminTargetTopics;
+import dev.kdelay.service.topics.RequiredTopics;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.LogValues;
@@ -274,12 +276,8 @@ public final class DelayService implements AutoCloseable {
         Admin.create(
             ClientProperties.of(config, config.bootstrapServers(), ClientProperties.Kind.ADMIN));
     try {
-      RequiredTopics.Ready topics = new RequiredTopics(admin, service).ensure();
       // Kafka Streams' changelogs get the durability of kdelay's own topics.
-      return topics
-          .durability()
-          .applyToStreams(
-              service.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, topics.requestsPartitions()));
+      return new RequiredTopics(admin, service).ensure().applyTo(service);
     } finally {
       // Bounded: after a start that timed out (Kafka unreachable, or a PLAINTEXT client at a SASL
       // listener), a call still pending would hold an unbounded close() for default.api.timeout.ms.
@@ -440,17 +438,18 @@ public final class DelayService implements AutoCloseable {
     ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
     TargetTopicCheck targets = new TargetTopicCheck(new TargetPolicy(ready), targetTopics);
     http.start(
-        new AdminApi(
-            metrics,
-            health,
-            queries,
-            requestClient,
-            new ScheduleBody.ServiceLimits(
-                ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()),
-            Clock.systemUTC(),
-            HTTP_CALL_TIMEOUT,
-            targets,
-            Optional.of(
+        AdminApi.builder()
+            .metrics(metrics)
+            .health(health)
+            .queries(queries)
+            .requests(requestClient)
+            .limits(
+                new ScheduleBody.ServiceLimits(
+                    ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()))
+            .clock(Clock.systemUTC())
+            .sendTimeout(HTTP_CALL_TIMEOUT)
+            .targets(targets)
+            .deadLetters(
                 new DeadLetterRoutes(
                     new DeadLetterPages(
                         DeadLetterPages.consumers(
@@ -461,8 +460,9 @@ public final class DelayService implements AutoCloseable {
                         Clock.systemUTC()),
                     requestClient,
                     targets,
-                    HTTP_CALL_TIMEOUT)),
-            Optional.of(console(ready, self))),
+                    HTTP_CALL_TIMEOUT))
+            .console(console(ready, self))
+            .build(),
         metrics.registry(),
         httpAccess);
     log.info("event=http-advertised application.server={}:{}", self.host(), self.port());

@@ -30,12 +30,14 @@ import org.slf4j.LoggerFactory;
  * BrokerProfile}: {@code bin/kdelay} runs the tuned one.
  *
  * <pre>{@code
- * try (EmbeddedKafka kafka = EmbeddedKafka.start(Path.of("data/kafka"), Listeners.DEFAULT)) {
+ * Listeners listeners = new Listeners("127.0.0.1", 9092, 9093);
+ * try (EmbeddedKafka kafka =
+ *     EmbeddedKafka.start(Path.of("data/kafka"), listeners, BrokerProfile.TUNED)) {
  *   String bootstrapServers = kafka.bootstrapServers(); // 127.0.0.1:9092
  * }
  * }</pre>
  */
-final class EmbeddedKafka implements AutoCloseable {
+public final class EmbeddedKafka implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(EmbeddedKafka.class);
 
@@ -50,7 +52,7 @@ final class EmbeddedKafka implements AutoCloseable {
    * @param brokerPort the port clients connect to
    * @param controllerPort the port of the KRaft controller
    */
-  record Listeners(String host, int brokerPort, int controllerPort) {
+  public record Listeners(String host, int brokerPort, int controllerPort) {
 
     /** {@code 127.0.0.1:9092} for clients, {@code 127.0.0.1:9093} for the controller. */
     static final Listeners DEFAULT = new Listeners("127.0.0.1", 9092, 9093);
@@ -92,7 +94,7 @@ final class EmbeddedKafka implements AutoCloseable {
    * @throws DelayServiceException if a port is taken, the directory is in use by another broker, or
    *     the broker fails to start
    */
-  static EmbeddedKafka start(Path dataDir, Listeners listeners, BrokerProfile profile) {
+  public static EmbeddedKafka start(Path dataDir, Listeners listeners, BrokerProfile profile) {
     requireNonNull(dataDir, "dataDir cannot be null");
     requireNonNull(listeners, "listeners cannot be null");
     requireNonNull(profile, "profile cannot be null");
@@ -123,7 +125,7 @@ final class EmbeddedKafka implements AutoCloseable {
   }
 
   /** The {@code host:port} clients connect to. */
-  String bootstrapServers() {
+  public String bootstrapServers() {
     return listeners.bootstrapServers();
   }
 

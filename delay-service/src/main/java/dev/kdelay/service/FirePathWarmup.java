@@ -1,11 +1,11 @@
 package dev.kdelay.service;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.StreamsTuning;
-import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -19,8 +19,6 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
-import java.util.concurrent.CompletableFuture;
-import java.util.stream.Collectors;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -134,7 +132,7 @@ final class FirePathWarmup {
       ServiceMetrics metrics = new ServiceMetrics(Clock.systemUTC(), () -> 0);
       DeliveryQuarantine quarantine = new DeliveryQuarantine(config, metrics);
       try (metrics;
-          AdminTargetTopics topics = presentTopics();
+          AdminTargetTopics topics = AdminTargetTopics.everyTopicPresent(TARGET_PARTITIONS);
           Producing producing = Producing.open(config, quarantine);
           TopologyTestDriver driver =
               new TopologyTestDriver(
@@ -200,24 +198,6 @@ final class FirePathWarmup {
       deleteQuietly(stateDir);
     }
     return new Result(fired, rerouted, produced, Duration.ofNanos(System.nanoTime() - started));
-  }
-
-  /**
-   * The service's kind of target-topic cache, told by a reader in memory that every topic exists:
-   * asks nothing of the cluster.
-   */
-  private static AdminTargetTopics presentTopics() {
-    return new AdminTargetTopics(
-        topics ->
-            CompletableFuture.completedFuture(
-                topics.stream()
-                    .collect(
-                        Collectors.toMap(
-                            topic -> topic, topic -> TargetTopic.present(TARGET_PARTITIONS)))),
-        new TargetTopicCache(16, Duration.ofMinutes(1), Clock.systemUTC()),
-        Duration.ofSeconds(1),
-        Duration.ofHours(1),
-        TopicMetadataWarmer.NONE);
   }
 
   /**

@@ -1,5 +1,7 @@
 package dev.kdelay.service;
 
+import dev.kdelay.service.topics.AdminTargetTopics;
+import dev.kdelay.service.topics.TopicMetadataWarmer;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.util.Collection;

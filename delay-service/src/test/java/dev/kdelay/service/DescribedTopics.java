@@ -13,21 +13,21 @@ import org.apache.kafka.common.TopicPartitionInfo;
 import org.apache.kafka.common.config.ConfigResource;
 
 /** What integration tests read about topics on the test cluster: replication and configs. */
-final class DescribedTopics implements AutoCloseable {
+public final class DescribedTopics implements AutoCloseable {
 
   private final Admin admin;
 
-  DescribedTopics(KafkaTestCluster kafka) {
+  public DescribedTopics(KafkaTestCluster kafka) {
     this.admin =
         Admin.create(Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers()));
   }
 
-  Admin admin() {
+  public Admin admin() {
     return admin;
   }
 
   /** The replicas per partition of the topic, asserting every partition has as many. */
-  int replicationFactor(String topic) throws Exception {
+  public int replicationFactor(String topic) throws Exception {
     TopicDescription description =
         admin.describeTopics(List.of(topic)).allTopicNames().get(30, TimeUnit.SECONDS).get(topic);
     List<Integer> sizes =
@@ -41,7 +41,7 @@ final class DescribedTopics implements AutoCloseable {
   }
 
   /** The value of one of the topic's configs, as the broker reports it. */
-  String config(String topic, String name) throws Exception {
+  public String config(String topic, String name) throws Exception {
     ConfigResource resource = new ConfigResource(ConfigResource.Type.TOPIC, topic);
     Config config =
         admin.describeConfigs(List.of(resource)).all().get(30, TimeUnit.SECONDS).get(resource);

@@ -1,9 +1,13 @@
 package dev.kdelay.service.http;
 
+import static dev.kdelay.service.http.Route.ID;
+import static java.util.Objects.requireNonNull;
+
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
 import dev.kdelay.service.ServiceMetrics;
+import dev.kdelay.service.http.Route.Reach;
 import dev.kdelay.topology.LogValues;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -13,6 +17,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
@@ -56,40 +61,32 @@ import org.slf4j.LoggerFactory;
  * be decoded, 503 when the answer cannot be had now ({@code UNAVAILABLE}, or {@code OVERLOADED}
  * from {@link HttpEndpoint}).
  *
- * <p>Only reads of schedules ask other instances ({@link #asksPeers}), and never for a request
- * another instance forwarded here: that one is answered from this instance's own stores, so a
- * request crosses at most one hop and two instances never wait on each other.
+ * <p>Each route declares, with each method, where its answer comes from (its reach), and so the
+ * thread {@link HttpEndpoint} answers it on: health, metrics and the console's files from this
+ * instance's memory, at once; reads of schedules from whichever instance owns the partition; the
+ * rest here. Only reads of schedules and the console's overview (every instance's figures) ask
+ * other instances, and never for a request another instance forwarded here: that one is answered
+ * from this instance's own stores, so a request crosses at most one hop and two instances never
+ * wait on each other.
+ *
+ * <pre>{@code
+ * AdminApi api =
+ *     AdminApi.builder()
+ *         .metrics(metrics)
+ *         .health(health)
+ *         .queries(queries)
+ *         .requests(delayClient)
+ *         .limits(limits)
+ *         .sendTimeout(Duration.ofSeconds(10))
+ *         .targets(targetTopicCheck)
+ *         .deadLetters(deadLetterRoutes)
+ *         .console(consoleRoutes)
+ *         .build();
+ * }</pre>
  */
 public final class AdminApi implements HttpEndpoint.Api {
 
   private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
-
-  private static final String ID = "{id}";
-
-  /** Answers a request whose path matched a route, given the path's variable segments. */
-  @FunctionalInterface
-  private interface Handler {
-    ApiResponse handle(ApiRequest request, List<String> variables);
-  }
-
-  private record Route(List<String> pattern, Map<String, Handler> byMethod) {
-
-    /** The variable segments if the path matches. */
-    Optional<List<String>> match(List<String> segments) {
-      if (segments.size() != pattern.size()) {
-        return Optional.empty();
-      }
-      List<String> variables = new ArrayList<>();
-      for (int i = 0; i < pattern.size(); i++) {
-        if (pattern.get(i).equals(ID)) {
-          variables.add(segments.get(i));
-        } else if (!pattern.get(i).equals(segments.get(i))) {
-          return Optional.empty();
-        }
-      }
-      return Optional.of(variables);
-    }
-  }
 
   private final ServiceMetrics metrics;
   private final Health health;
@@ -101,103 +98,42 @@ public final class AdminApi implements HttpEndpoint.Api {
   private final TargetTopicCheck targets;
   private final List<Route> routes;
 
-  public AdminApi(
-      ServiceMetrics metrics,
-      Health health,
-      ScheduleQueries queries,
-      DelayClient requests,
-      ScheduleBody.ServiceLimits limits,
-      Clock clock,
-      Duration sendTimeout) {
-    this(metrics, health, queries, requests, limits, clock, sendTimeout, TargetTopicCheck.NONE);
-  }
-
-  public AdminApi(
-      ServiceMetrics metrics,
-      Health health,
-      ScheduleQueries queries,
-      DelayClient requests,
-      ScheduleBody.ServiceLimits limits,
-      Clock clock,
-      Duration sendTimeout,
-      TargetTopicCheck targets) {
-    this(
-        metrics,
-        health,
-        queries,
-        requests,
-        limits,
-        clock,
-        sendTimeout,
-        targets,
-        Optional.empty(),
-        Optional.empty());
-  }
-
-  /**
-   * The API with every route and the web console.
-   *
-   * @param deadLetters the dead-letter routes; empty to serve none
-   * @param console the console's page and routes; empty to serve none
-   */
-  public AdminApi(
-      ServiceMetrics metrics,
-      Health health,
-      ScheduleQueries queries,
-      DelayClient requests,
-      ScheduleBody.ServiceLimits limits,
-      Clock clock,
-      Duration sendTimeout,
-      TargetTopicCheck targets,
-      Optional<DeadLetterRoutes> deadLetters,
-      Optional<ConsoleRoutes> console) {
-    this.targets = targets;
-    this.metrics = metrics;
-    this.health = health;
-    this.queries = queries;
-    this.requests = requests;
-    this.limits = limits;
-    this.clock = clock;
-    this.sendTimeout = sendTimeout;
-    List<Route> routes =
-        new ArrayList<>(
-            List.of(
-                new Route(List.of("metrics"), Map.of("GET", (r, v) -> metrics())),
-                new Route(List.of("health", "live"), Map.of("GET", (r, v) -> health.live())),
-                new Route(List.of("health", "ready"), Map.of("GET", (r, v) -> health.ready())),
-                new Route(
-                    List.of("schedules"), Map.of("GET", this::pending, "POST", this::schedule)),
-                new Route(
-                    List.of("schedules", ID), Map.of("GET", this::view, "DELETE", this::cancel)),
-                new Route(List.of("schedules", ID, "pause"), Map.of("POST", this::pause)),
-                new Route(List.of("schedules", ID, "resume"), Map.of("POST", this::resume)),
-                new Route(List.of("schedules", ID, "trigger"), Map.of("POST", this::trigger)),
-                new Route(List.of("schedules", ID, "reschedule"), Map.of("POST", this::reschedule)),
-                new Route(
-                    List.of("cron", "preview"),
-                    Map.of(
-                        "GET",
-                        (r, v) ->
-                            CronPreview.answer(r.query(), clock.millis(), limits.horizonMs())))));
-    deadLetters.ifPresent(
-        letters -> {
-          routes.add(new Route(List.of("dead-letters"), Map.of("GET", (r, v) -> letters.list(r))));
-          routes.add(
-              new Route(List.of("dead-letters", ID, ID), Map.of("GET", (r, v) -> letters.show(v))));
-          routes.add(
-              new Route(
-                  List.of("dead-letters", ID, ID, "replay"), Map.of("POST", letters::replay)));
-        });
-    console.ifPresent(
-        pages -> {
-          routes.add(new Route(List.of(), Map.of("GET", (r, v) -> pages.index())));
-          routes.add(
-              new Route(List.of("console", ID), Map.of("GET", (r, v) -> pages.file(v.get(0)))));
-          routes.add(
-              new Route(
-                  List.of("overview"), Map.of("GET", (r, v) -> pages.overview(r.forwarded()))));
-        });
+  private AdminApi(Builder builder) {
+    this.metrics = builder.metrics;
+    this.health = builder.health;
+    this.queries = builder.queries;
+    this.requests = builder.requests;
+    this.limits = builder.limits;
+    this.clock = builder.clock;
+    this.sendTimeout = builder.sendTimeout;
+    this.targets = builder.targets;
+    List<Route> routes = new ArrayList<>(serviceRoutes());
+    builder.deadLetters.ifPresent(letters -> routes.addAll(letters.routes()));
+    builder.console.ifPresent(pages -> routes.addAll(pages.routes()));
     this.routes = List.copyOf(routes);
+  }
+
+  /** A builder of the API; the dead-letter routes and the console are served only if given. */
+  public static Builder builder() {
+    return new Builder();
+  }
+
+  /** Health, metrics, schedules and the cron preview: the routes always served. */
+  private List<Route> serviceRoutes() {
+    return List.of(
+        Route.of("metrics").get(Reach.MEMORY, (r, v) -> metrics()),
+        Route.of("health", "live").get(Reach.MEMORY, (r, v) -> health.live()),
+        Route.of("health", "ready").get(Reach.MEMORY, (r, v) -> health.ready()),
+        Route.of("schedules").get(Reach.PEERS, this::pending).post(Reach.LOCAL, this::schedule),
+        Route.of("schedules", ID).get(Reach.PEERS, this::view).delete(Reach.LOCAL, this::cancel),
+        Route.of("schedules", ID, "pause").post(Reach.LOCAL, this::pause),
+        Route.of("schedules", ID, "resume").post(Reach.LOCAL, this::resume),
+        Route.of("schedules", ID, "trigger").post(Reach.LOCAL, this::trigger),
+        Route.of("schedules", ID, "reschedule").post(Reach.LOCAL, this::reschedule),
+        Route.of("cron", "preview")
+            .get(
+                Reach.LOCAL,
+                (r, v) -> CronPreview.answer(r.query(), clock.millis(), limits.horizonMs())));
   }
 
   /**
@@ -207,53 +143,57 @@ public final class AdminApi implements HttpEndpoint.Api {
   @Override
   public ApiResponse handle(ApiRequest request) {
     try {
-      for (Route route : routes) {
-        Optional<List<String>> variables = route.match(request.segments());
-        if (variables.isPresent()) {
-          Handler handler = route.byMethod().get(request.method());
-          if (handler == null) {
-            return ApiResponse.error(
-                    405,
-                    "METHOD_NOT_ALLOWED",
-                    request.method()
-                        + " is not allowed here; allowed: "
-                        + route.byMethod().keySet())
-                .withHeader("Allow", String.join(", ", route.byMethod().keySet()));
-          }
-          return handler.handle(request, variables.get());
-        }
+      Optional<Route.Match> matched = match(request);
+      if (matched.isEmpty()) {
+        return ApiResponse.error(
+            404,
+            "NOT_FOUND",
+            "no route " + request.method() + " /" + String.join("/", request.segments()));
       }
-      return ApiResponse.error(
-          404,
-          "NOT_FOUND",
-          "no route " + request.method() + " /" + String.join("/", request.segments()));
+      Optional<Route.Handler> handler = matched.get().handler(request.method());
+      if (handler.isEmpty()) {
+        Set<String> allowed = matched.get().route().byMethod().keySet();
+        return ApiResponse.error(
+                405,
+                "METHOD_NOT_ALLOWED",
+                request.method() + " is not allowed here; allowed: " + allowed)
+            .withHeader("Allow", String.join(", ", allowed));
+      }
+      return handler.get().answer().answer(request, matched.get().variables());
     } catch (ApiException e) {
       return ApiResponse.of(e);
     }
   }
 
-  /**
-   * {@code GET /schedules}, {@code GET /schedules/{id}} and {@code GET /overview}, unless forwarded
-   * here already.
-   */
+  /** A route whose answer may come from another instance, unless forwarded here already. */
   @Override
   public boolean asksPeers(ApiRequest request) {
-    return !request.forwarded()
-        && request.method().equals("GET")
-        && !request.segments().isEmpty()
-        && (request.segments().get(0).equals("schedules")
-            || request.segments().equals(List.of("overview")));
+    return !request.forwarded() && reach(request) == Reach.PEERS;
   }
 
-  /** Health, metrics and the console's files: they read this instance's memory only. */
+  /** A route answered from this instance's memory only: health, metrics, the console's files. */
   @Override
   public boolean answersAtOnce(ApiRequest request) {
-    List<String> path = request.segments();
-    return request.method().equals("GET")
-        && (path.equals(List.of("metrics"))
-            || path.equals(List.of("health", "live"))
-            || path.equals(List.of("health", "ready"))
-            || ConsoleRoutes.isFile(path));
+    return reach(request) == Reach.MEMORY;
+  }
+
+  /** Where the request's answer comes from; a 404 or 405 is answered here, from nothing. */
+  private Reach reach(ApiRequest request) {
+    return match(request)
+        .flatMap(matched -> matched.handler(request.method()))
+        .map(Route.Handler::reach)
+        .orElse(Reach.LOCAL);
+  }
+
+  /** The first route whose pattern the request's path matches. */
+  private Optional<Route.Match> match(ApiRequest request) {
+    for (Route route : routes) {
+      Optional<Route.Match> match = route.match(request.segments());
+      if (match.isPresent()) {
+        return match;
+      }
+    }
+    return Optional.empty();
   }
 
   private ApiResponse metrics() {
@@ -338,5 +278,99 @@ public final class AdminApi implements HttpEndpoint.Api {
     body.put("offset", written.offset());
     body.put("timestamp", written.timestamp());
     return ApiResponse.json(202, body);
+  }
+
+  /**
+   * Builds an {@link AdminApi}. The metrics, the service's limits and the send timeout are
+   * required; the clock is the system's unless set; target topics are not checked unless a {@link
+   * TargetTopicCheck} is set. An API built without health, queries or a request client (a test's)
+   * answers 500 on their routes.
+   */
+  public static final class Builder {
+
+    private ServiceMetrics metrics;
+    private Health health;
+    private ScheduleQueries queries;
+    private DelayClient requests;
+    private ScheduleBody.ServiceLimits limits;
+    private Clock clock = Clock.systemUTC();
+    private Duration sendTimeout;
+    private TargetTopicCheck targets = TargetTopicCheck.NONE;
+    private Optional<DeadLetterRoutes> deadLetters = Optional.empty();
+    private Optional<ConsoleRoutes> console = Optional.empty();
+
+    private Builder() {}
+
+    /** The metrics {@code GET /metrics} scrapes. */
+    public Builder metrics(ServiceMetrics metrics) {
+      this.metrics = requireNonNull(metrics, "metrics cannot be null");
+      return this;
+    }
+
+    /** What {@code GET /health/live} and {@code /health/ready} answer. */
+    public Builder health(Health health) {
+      this.health = requireNonNull(health, "health cannot be null");
+      return this;
+    }
+
+    /** The reads of schedules, from this instance's stores or the owner's. */
+    public Builder queries(ScheduleQueries queries) {
+      this.queries = requireNonNull(queries, "queries cannot be null");
+      return this;
+    }
+
+    /** The client that writes changes to the request topic. */
+    public Builder requests(DelayClient requests) {
+      this.requests = requireNonNull(requests, "requests cannot be null");
+      return this;
+    }
+
+    /** The service's limits on ids, payloads and how far ahead a schedule may be. */
+    public Builder limits(ScheduleBody.ServiceLimits limits) {
+      this.limits = requireNonNull(limits, "limits cannot be null");
+      return this;
+    }
+
+    /** The clock a schedule's relative time and the cron preview start from. */
+    public Builder clock(Clock clock) {
+      this.clock = requireNonNull(clock, "clock cannot be null");
+      return this;
+    }
+
+    /** How long a change waits for Kafka's acknowledgement before the answer is 503. */
+    public Builder sendTimeout(Duration sendTimeout) {
+      this.sendTimeout = requireNonNull(sendTimeout, "sendTimeout cannot be null");
+      return this;
+    }
+
+    /** The check of a new schedule's target topic: 422 for one that would be dead-lettered. */
+    public Builder targets(TargetTopicCheck targets) {
+      this.targets = requireNonNull(targets, "targets cannot be null");
+      return this;
+    }
+
+    /** Serves the dead-letter routes. */
+    public Builder deadLetters(DeadLetterRoutes deadLetters) {
+      this.deadLetters = Optional.of(requireNonNull(deadLetters, "deadLetters cannot be null"));
+      return this;
+    }
+
+    /** Serves the web console: its page, its files and {@code GET /overview}. */
+    public Builder console(ConsoleRoutes console) {
+      this.console = Optional.of(requireNonNull(console, "console cannot be null"));
+      return this;
+    }
+
+    /**
+     * The API.
+     *
+     * @throws NullPointerException if the metrics, the limits or the send timeout were not set
+     */
+    public AdminApi build() {
+      requireNonNull(metrics, "metrics must be set");
+      requireNonNull(limits, "limits must be set");
+      requireNonNull(sendTimeout, "sendTimeout must be set");
+      return new AdminApi(this);
+    }
   }
 }

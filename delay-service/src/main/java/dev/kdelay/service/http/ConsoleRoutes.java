@@ -122,6 +122,14 @@ public final class ConsoleRoutes {
     }
   }
 
+  /** Its routes: the page and its files from memory, at once; the overview from every instance. */
+  List<Route> routes() {
+    return List.of(
+        Route.of().get(Route.Reach.MEMORY, (r, v) -> index()),
+        Route.of("console", Route.ID).get(Route.Reach.MEMORY, (r, v) -> file(v.get(0))),
+        Route.of("overview").get(Route.Reach.PEERS, (r, v) -> overview(r.forwarded())));
+  }
+
   /** Whether a path is one of the console's files: {@code /} or {@code /console/{file}}. */
   static boolean isFile(List<String> segments) {
     return segments.isEmpty() || (segments.size() == 2 && segments.get(0).equals("console"));

@@ -61,6 +61,15 @@ public final class DeadLetterRoutes {
     this.sendTimeout = requireNonNull(sendTimeout, "sendTimeout cannot be null");
   }
 
+  /** Its routes, each answered by this instance: dead letters are read from Kafka here. */
+  List<Route> routes() {
+    return List.of(
+        Route.of("dead-letters").get(Route.Reach.LOCAL, (r, v) -> list(r)),
+        Route.of("dead-letters", Route.ID, Route.ID).get(Route.Reach.LOCAL, (r, v) -> show(v)),
+        Route.of("dead-letters", Route.ID, Route.ID, "replay")
+            .post(Route.Reach.LOCAL, this::replay));
+  }
+
   /** {@code GET /dead-letters}. */
   ApiResponse list(ApiRequest request) {
     for (String name : request.query().keySet()) {

@@ -1,6 +1,7 @@
 package dev.kdelay.service.http;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DelayClient;
@@ -35,45 +36,46 @@ class AdminApiTest {
   private final ServiceMetrics metrics =
       new ServiceMetrics(Clock.fixed(NOW, ZoneOffset.UTC), () -> 0);
   private final AdminApi api =
-      new AdminApi(
-          metrics,
-          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
-          null,
-          new DelayClient(producer, "delay-requests"),
-          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
-          Clock.fixed(NOW, ZoneOffset.UTC),
-          Duration.ofSeconds(5));
+      AdminApi.builder()
+          .metrics(metrics)
+          .health(new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()))
+          .requests(new DelayClient(producer, "delay-requests"))
+          .limits(new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()))
+          .clock(Clock.fixed(NOW, ZoneOffset.UTC))
+          .sendTimeout(Duration.ofSeconds(5))
+          .build();
 
   private final AdminApi checkingTargets =
-      new AdminApi(
-          metrics,
-          new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()),
-          null,
-          new DelayClient(producer, "delay-requests"),
-          new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()),
-          Clock.fixed(NOW, ZoneOffset.UTC),
-          Duration.ofSeconds(5),
-          new TargetTopicCheck(
-              topic ->
-                  topic.startsWith("__")
-                      ? Optional.of("'" + topic + "' is a Kafka-internal topic")
-                      : Optional.empty(),
-              new TargetTopics() {
-                @Override
-                public TargetTopic lookUp(String topic) {
-                  return topic.equals("missing") ? TargetTopic.ABSENT : TargetTopic.UNKNOWN;
-                }
+      AdminApi.builder()
+          .metrics(metrics)
+          .health(new Health(() -> Optional.of(State.RUNNING), new RestoreProgress()))
+          .requests(new DelayClient(producer, "delay-requests"))
+          .limits(new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()))
+          .clock(Clock.fixed(NOW, ZoneOffset.UTC))
+          .sendTimeout(Duration.ofSeconds(5))
+          .targets(
+              new TargetTopicCheck(
+                  topic ->
+                      topic.startsWith("__")
+                          ? Optional.of("'" + topic + "' is a Kafka-internal topic")
+                          : Optional.empty(),
+                  new TargetTopics() {
+                    @Override
+                    public TargetTopic lookUp(String topic) {
+                      return topic.equals("missing") ? TargetTopic.ABSENT : TargetTopic.UNKNOWN;
+                    }
 
-                @Override
-                public TargetTopic cached(String topic) {
-                  return lookUp(topic);
-                }
+                    @Override
+                    public TargetTopic cached(String topic) {
+                      return lookUp(topic);
+                    }
 
-                @Override
-                public Optional<TargetTopic> known(String topic) {
-                  return Optional.of(lookUp(topic));
-                }
-              }));
+                    @Override
+                    public Optional<TargetTopic> known(String topic) {
+                      return Optional.of(lookUp(topic));
+                    }
+                  }))
+          .build();
 
   @AfterEach
   void close() {
@@ -270,6 +272,24 @@ class AdminApiTest {
     assertThat(api.answersAtOnce(request("GET", "/health", false))).isFalse();
     assertThat(api.answersAtOnce(request("GET", "/schedules/a", true))).isFalse();
     assertThat(api.answersAtOnce(request("DELETE", "/schedules/a", false))).isFalse();
+  }
+
+  @Test
+  void shouldAnswerWhatNoRouteServesHereWithoutAskingPeers() {
+    // A 404 or a 405 needs nobody's stores, under /schedules/ too.
+    assertThat(api.asksPeers(request("GET", "/schedules/a/pause", false))).isFalse();
+    assertThat(api.asksPeers(request("GET", "/schedules/a/b/c", false))).isFalse();
+    assertThat(api.answersAtOnce(request("GET", "/schedules/a/pause", false))).isFalse();
+  }
+
+  @Test
+  void shouldRefuseToBuildWithoutTheLimits() {
+    AdminApi.Builder builder =
+        AdminApi.builder().metrics(metrics).sendTimeout(Duration.ofSeconds(1));
+
+    assertThatThrownBy(builder::build)
+        .isInstanceOf(NullPointerException.class)
+        .hasMessageContaining("limits");
   }
 
   private static ApiRequest request(String method, String path, boolean forwarded) {

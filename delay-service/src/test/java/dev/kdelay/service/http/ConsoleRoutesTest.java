@@ -3,10 +3,10 @@ package dev.kdelay.service.http;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.service.ServiceMetrics;
+import java.net.URI;
 import java.time.Clock;
 import java.time.Duration;
 import java.util.List;
-import java.util.Optional;
 import org.apache.kafka.streams.state.HostInfo;
 import org.junit.jupiter.api.Test;
 
@@ -45,17 +45,13 @@ class ConsoleRoutesTest {
   @Test
   void shouldRouteThePageAndFilesWithoutTakingAnApiPath() {
     AdminApi api =
-        new AdminApi(
-            metrics,
-            null,
-            null,
-            null,
-            new ScheduleBody.ServiceLimits(1024, 1024, Long.MAX_VALUE),
-            Clock.systemUTC(),
-            Duration.ofSeconds(1),
-            TargetTopicCheck.NONE,
-            Optional.empty(),
-            Optional.of(console));
+        AdminApi.builder()
+            .metrics(metrics)
+            .limits(new ScheduleBody.ServiceLimits(1024, 1024, Long.MAX_VALUE))
+            .clock(Clock.systemUTC())
+            .sendTimeout(Duration.ofSeconds(1))
+            .console(console)
+            .build();
 
     ApiResponse page = api.handle(get("/"));
     ApiResponse script = api.handle(get("/console/console.js"));
@@ -69,6 +65,9 @@ class ConsoleRoutesTest {
     assertThat(api.answersAtOnce(get("/console/console.js"))).isTrue();
     assertThat(api.answersAtOnce(get("/overview"))).isFalse();
     assertThat(api.asksPeers(get("/overview"))).isTrue();
+    assertThat(api.answersAtOnce(get("/"))).isTrue();
+    assertThat(api.asksPeers(ApiRequest.of("GET", URI.create("/overview"), new byte[0], true)))
+        .isFalse();
   }
 
   private static ApiRequest get(String path) {

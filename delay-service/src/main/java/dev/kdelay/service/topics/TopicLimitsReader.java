@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopic;

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import java.util.Collection;
 
@@ -7,7 +7,7 @@ import java.util.Collection;
  * metadata ahead of the fires instead of on the stream thread at the first fire.
  */
 @FunctionalInterface
-interface TopicMetadataWarmer {
+public interface TopicMetadataWarmer {
 
   /** Warms nothing. */
   TopicMetadataWarmer NONE = topics -> {};

@@ -1,5 +1,7 @@
-package dev.kdelay.service;
+package dev.kdelay.benchmarks;
 
+import dev.kdelay.service.BrokerProfile;
+import dev.kdelay.service.EmbeddedKafka;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
@@ -12,14 +14,14 @@ import java.nio.file.Path;
  * settings of the profile it is given: Apache Kafka's defaults ({@code stock}, what managed Kafka
  * users have) or kdelay's recommended ones ({@code tuned}, what {@code bin/kdelay} runs).
  *
- * <p>It lives in {@code dev.kdelay.service} because {@code EmbeddedKafka} is package-private; the
- * benchmark uses it as is rather than a copy, so it measures the broker users get.
+ * <p>The benchmark uses {@code EmbeddedKafka} as is rather than a copy, so it measures the broker
+ * users get.
  *
  * <p>Protocol: prints {@code READY <bootstrap servers>} once the broker runs; stops on {@code STOP}
  * or when standard input closes (the benchmark is gone).
  *
  * <pre>{@code
- * java -cp ... dev.kdelay.service.BenchmarkBroker DATA_DIR BROKER_PORT CONTROLLER_PORT stock|tuned
+ * java -cp ... dev.kdelay.benchmarks.BenchmarkBroker DATA_DIR BROKER_PORT CONTROLLER_PORT stock|tuned
  * }</pre>
  */
 public final class BenchmarkBroker {

@@ -1,5 +1,6 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
+import dev.kdelay.service.DelayServiceException;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;

@@ -1,9 +1,10 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.service.DelayServiceException;
 import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.admin.Config;

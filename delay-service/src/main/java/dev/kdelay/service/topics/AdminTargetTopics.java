@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.LogValues;
@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * {@code UNKNOWN_TOPIC}. Until the second answer the topic is being looked up: intake keeps its
  * requests aside, as for any topic not known yet.
  */
-final class AdminTargetTopics implements TargetTopics, AutoCloseable {
+public final class AdminTargetTopics implements TargetTopics, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(AdminTargetTopics.class);
 
@@ -117,7 +117,8 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
   }
 
   /** The service's instance, configured from {@code delay.target.topics.*}. */
-  static AdminTargetTopics create(Admin admin, DelayConfig config, TopicMetadataWarmer warmer) {
+  public static AdminTargetTopics create(
+      Admin admin, DelayConfig config, TopicMetadataWarmer warmer) {
     // A read gives up by the time the next refresh would ask again anyway.
     Duration readTimeout = max(config.targetTopicsRefresh(), config.targetTopicsLookupTimeout());
     return new AdminTargetTopics(
@@ -127,6 +128,25 @@ final class AdminTargetTopics implements TargetTopics, AutoCloseable {
         config.targetTopicsLookupTimeout(),
         config.targetTopicsRefresh(),
         warmer);
+  }
+
+  /**
+   * An instance that asks no cluster: every topic exists, with the given partitions. It is the
+   * service's kind all the same, for a run that should take the service's path without a cluster
+   * (the fire path's warm-up); it keeps a few topics and warms nothing.
+   */
+  public static AdminTargetTopics everyTopicPresent(int partitions) {
+    return new AdminTargetTopics(
+        topics ->
+            CompletableFuture.completedFuture(
+                topics.stream()
+                    .collect(
+                        Collectors.toMap(
+                            topic -> topic, topic -> TargetTopic.present(partitions)))),
+        new TargetTopicCache(16, Duration.ofMinutes(1), Clock.systemUTC()),
+        Duration.ofSeconds(1),
+        Duration.ofHours(1),
+        TopicMetadataWarmer.NONE);
   }
 
   @Override

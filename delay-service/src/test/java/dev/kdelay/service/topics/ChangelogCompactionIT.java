@@ -1,8 +1,14 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.service.DelayService;
+import dev.kdelay.service.DelayServiceException;
+import dev.kdelay.service.DescribedTopics;
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;

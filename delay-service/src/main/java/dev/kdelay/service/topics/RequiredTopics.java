@@ -1,5 +1,7 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
+import dev.kdelay.service.DelayServiceException;
+import dev.kdelay.service.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.util.HashMap;
 import java.util.List;
@@ -37,18 +39,40 @@ import org.slf4j.LoggerFactory;
  * hashes to over to that partition, so it must have exactly as many partitions as the requests
  * topic: it is created so, and a mismatch is fatal rather than silently misrouting requests.
  */
-final class RequiredTopics {
+public final class RequiredTopics {
 
   private static final Logger log = LoggerFactory.getLogger(RequiredTopics.class);
 
   /** What a start learned while making the topics ready. */
-  record Ready(int requestsPartitions, TopicDurability durability) {}
+  public static final class Ready {
+
+    private final int requestsPartitions;
+    private final TopicDurability durability;
+
+    private Ready(int requestsPartitions, TopicDurability durability) {
+      this.requestsPartitions = requestsPartitions;
+      this.durability = durability;
+    }
+
+    /**
+     * The configuration to start Kafka Streams with: the requests topic's partition count, and for
+     * Kafka Streams' changelogs the durability of kdelay's own topics.
+     */
+    public ServiceConfig applyTo(ServiceConfig service) {
+      return durability.applyToStreams(
+          service.with(DelayConfig.REQUESTS_PARTITIONS_CONFIG, requestsPartitions));
+    }
+  }
 
   private final Admin admin;
   private final ServiceConfig service;
   private final DelayConfig config;
 
-  RequiredTopics(Admin admin, ServiceConfig service) {
+  /**
+   * @param admin the client that creates and checks the topics; not closed here
+   * @param service the configuration that names the topics and their settings
+   */
+  public RequiredTopics(Admin admin, ServiceConfig service) {
     this.admin = admin;
     this.service = service;
     this.config = service.delay();
@@ -64,7 +88,7 @@ final class RequiredTopics {
    * @throws org.apache.kafka.common.config.ConfigException if {@code min.insync.replicas} exceeds
    *     the replication factor
    */
-  Ready ensure() {
+  public Ready ensure() {
     StartupDeadline deadline = StartupDeadline.after(service.topicReadyTimeout());
     TopicDurability durability = durability(deadline);
     int requestsPartitions = createAndAwait(durability, deadline);

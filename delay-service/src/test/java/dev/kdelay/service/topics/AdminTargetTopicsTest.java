@@ -1,7 +1,8 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.service.SettableClock;
 import dev.kdelay.topology.TargetTopic;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,11 +1,11 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
-import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.topology.TargetTopic;
-import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Clock;
@@ -22,9 +22,6 @@ import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
 import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.clients.admin.NewTopic;
-import org.apache.kafka.clients.producer.Producer;
-import org.apache.kafka.clients.producer.ProducerConfig;
-import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigResource;
 import org.apache.kafka.common.config.TopicConfig;
 import org.junit.jupiter.api.AfterEach;
@@ -33,7 +30,7 @@ import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 
-/** {@link AdminTargetTopics} and {@link WarmingClientSupplier} against a real broker. */
+/** {@link AdminTargetTopics} against a real broker. */
 @Tag("integration")
 @ExtendWith(KafkaClusterExtension.class)
 class AdminTargetTopicsIT {
@@ -171,31 +168,6 @@ class AdminTargetTopicsIT {
     }
   }
 
-  @Test
-  void shouldGiveProducersATopicsMetadataWhenTheTopicIsFirstLookedUp() throws Exception {
-    // given: a producer as Kafka Streams gets it, and two topics it never wrote to
-    String seen = createTopic("seen", 2, Map.of());
-    String unseen = createTopic("unseen", 2, Map.of());
-    try (WarmingClientSupplier clients =
-            new WarmingClientSupplier(new DeliveryQuarantine(new DelayConfig(Map.of())));
-        Producer<byte[], byte[]> producer =
-            clients.getProducer(Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers));
-        AdminTargetTopics topics = targetTopics(clients)) {
-      producer.send(new ProducerRecord<>(seen, new byte[0])).get(30, TimeUnit.SECONDS);
-      double waitedBefore = metadataWaitNanos(producer);
-
-      // when: a request names the other topic
-      assertThat(topics.lookUp(unseen).status()).isEqualTo(TargetTopic.Status.PRESENT);
-      // the warming thread's fetch is the producer's only other metadata wait
-      awaitValue(() -> metadataWaitNanos(producer), waited -> waited > waitedBefore);
-      double warmed = metadataWaitNanos(producer);
-
-      // then: a send to it finds the metadata there and does not wait for it
-      producer.send(new ProducerRecord<>(unseen, new byte[0])).get(30, TimeUnit.SECONDS);
-      assertThat(metadataWaitNanos(producer)).isEqualTo(warmed);
-    }
-  }
-
   private AdminTargetTopics targetTopics(TopicMetadataWarmer warmer) {
     return new AdminTargetTopics(
         new TopicLimitsReader(admin, Duration.ofSeconds(10))::read,
@@ -215,15 +187,6 @@ class AdminTargetTopicsIT {
         .all()
         .get(30, TimeUnit.SECONDS);
     return topic;
-  }
-
-  /** Time the producer's sends spent waiting for metadata, from its own metric. */
-  private static double metadataWaitNanos(Producer<byte[], byte[]> producer) {
-    return producer.metrics().entrySet().stream()
-        .filter(e -> e.getKey().group().equals("producer-metrics"))
-        .filter(e -> e.getKey().name().equals("metadata-wait-time-ns-total"))
-        .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
-        .sum();
   }
 
   private static <T> T awaitValue(Supplier<T> value, Predicate<T> condition)

@@ -1,5 +1,6 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
+import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.topology.DelayTopology;
 import java.util.Arrays;
 import java.util.List;

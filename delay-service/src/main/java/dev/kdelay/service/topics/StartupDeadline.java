@@ -1,5 +1,7 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
+import dev.kdelay.service.DelayServiceException;
+import dev.kdelay.service.ServiceConfig;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;

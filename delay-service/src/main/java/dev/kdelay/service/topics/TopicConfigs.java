@@ -1,5 +1,6 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
+import dev.kdelay.service.DelayServiceException;
 import java.util.Collection;
 import java.util.HashMap;
 import java.util.List;

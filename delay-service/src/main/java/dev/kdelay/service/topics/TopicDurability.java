@@ -1,7 +1,8 @@
-package dev.kdelay.service;
+package dev.kdelay.service.topics;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.kdelay.service.ServiceConfig;
 import java.util.Map;
 import java.util.OptionalInt;
 import org.apache.kafka.common.config.ConfigException;
