@@ -61,7 +61,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <p>A client is thread-safe, as Kafka's producer is.
  *
  * <p>To retry a record a consumer failed on, with back-off and a dead-letter topic, see {@link
- * RetryHandler}.
+ * dev.kdelay.client.retry.RetryHandler}.
  */
 public final class DelayClient implements AutoCloseable {
 

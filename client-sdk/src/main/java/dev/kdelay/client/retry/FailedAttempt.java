@@ -1,4 +1,4 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 import dev.kdelay.schemas.WireText;
 import java.time.Instant;

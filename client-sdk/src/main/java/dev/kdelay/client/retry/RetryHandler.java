@@ -1,10 +1,12 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
-import dev.kdelay.client.RetryOutcome.DeadLettered;
-import dev.kdelay.client.RetryOutcome.Retried;
+import dev.kdelay.client.DelayClient;
+import dev.kdelay.client.DelayedMessage;
+import dev.kdelay.client.retry.RetryOutcome.DeadLettered;
+import dev.kdelay.client.retry.RetryOutcome.Retried;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.TopicNames;
 import dev.kdelay.schemas.WireText;
