@@ -1,13 +1,13 @@
 package dev.kdelay.client;
 
-import static dev.kdelay.client.WireFormat.epochMillisRange;
-import static dev.kdelay.client.WireFormat.number;
-import static dev.kdelay.client.WireFormat.text;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.schemas.CronFlavor;
+import dev.kdelay.schemas.CronOptions;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Misfire;
+import dev.kdelay.schemas.WireText;
+import dev.kdelay.schemas.WireTimes;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.util.Objects;
@@ -33,8 +33,6 @@ import org.apache.kafka.common.header.Headers;
  * {@code BAD_CRON}. Instants are written as epoch milliseconds; anything finer is dropped.
  */
 public final class CronSchedule {
-
-  private static final ZoneId UTC = ZoneId.of("UTC");
 
   private final String expression;
   private final CronFlavor type;
@@ -77,7 +75,13 @@ public final class CronSchedule {
           "expression must be a cron expression, got '" + expression + "'");
     }
     return new CronSchedule(
-        expression, CronFlavor.QUARTZ, UTC, null, null, null, Misfire.FIRE_ONCE);
+        expression,
+        CronOptions.DEFAULT_FLAVOR,
+        CronOptions.DEFAULT_ZONE,
+        null,
+        null,
+        null,
+        CronOptions.DEFAULT_MISFIRE);
   }
 
   /**
@@ -116,7 +120,7 @@ public final class CronSchedule {
    *     range of epoch milliseconds
    */
   public CronSchedule startAt(Instant startAt) {
-    epochMillisRange(startAt, "startAt");
+    WireTimes.requireEpochMillis(startAt, "startAt");
     checkBounds(startAt, endAt);
     return new CronSchedule(expression, type, zone, startAt, endAt, maxFires, misfire);
   }
@@ -131,7 +135,7 @@ public final class CronSchedule {
    *     range of epoch milliseconds
    */
   public CronSchedule endAt(Instant endAt) {
-    epochMillisRange(endAt, "endAt");
+    WireTimes.requireEpochMillis(endAt, "endAt");
     checkBounds(startAt, endAt);
     return new CronSchedule(expression, type, zone, startAt, endAt, maxFires, misfire);
   }
@@ -230,19 +234,19 @@ public final class CronSchedule {
    * included, so a request says what it means without relying on the reader's defaults.
    */
   void addTo(Headers headers) {
-    headers.add(DelayHeaders.CRON, text(expression));
-    headers.add(DelayHeaders.CRON_TYPE, text(type.wireName()));
-    headers.add(DelayHeaders.ZONE, text(zone.getId()));
+    headers.add(DelayHeaders.CRON, WireText.of(expression));
+    headers.add(DelayHeaders.CRON_TYPE, WireText.of(type.wireName()));
+    headers.add(DelayHeaders.ZONE, WireText.of(zone.getId()));
     if (startAt != null) {
-      headers.add(DelayHeaders.START_AT, number(startAt.toEpochMilli()));
+      headers.add(DelayHeaders.START_AT, WireText.of(startAt.toEpochMilli()));
     }
     if (endAt != null) {
-      headers.add(DelayHeaders.END_AT, number(endAt.toEpochMilli()));
+      headers.add(DelayHeaders.END_AT, WireText.of(endAt.toEpochMilli()));
     }
     if (maxFires != null) {
-      headers.add(DelayHeaders.MAX_FIRES, number(maxFires));
+      headers.add(DelayHeaders.MAX_FIRES, WireText.of(maxFires));
     }
-    headers.add(DelayHeaders.MISFIRE, text(misfire.wireName()));
+    headers.add(DelayHeaders.MISFIRE, WireText.of(misfire.wireName()));
   }
 
   private static void checkBounds(Instant startAt, Instant endAt) {

@@ -1,15 +1,13 @@
 package dev.kdelay.client;
 
-import static dev.kdelay.client.WireFormat.epochMillisRange;
-import static dev.kdelay.client.WireFormat.millisRange;
-import static dev.kdelay.client.WireFormat.number;
 import static dev.kdelay.client.WireFormat.scheduleId;
-import static dev.kdelay.client.WireFormat.text;
-import static dev.kdelay.client.WireFormat.topic;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.schemas.Action;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TopicNames;
+import dev.kdelay.schemas.WireText;
+import dev.kdelay.schemas.WireTimes;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;
@@ -63,7 +61,7 @@ import org.apache.kafka.common.serialization.ByteArraySerializer;
  * <p>A client is thread-safe, as Kafka's producer is.
  *
  * <p>To retry a record a consumer failed on, with back-off and a dead-letter topic, see {@link
- * RetryHandler}.
+ * dev.kdelay.client.retry.RetryHandler}.
  */
 public final class DelayClient implements AutoCloseable {
 
@@ -86,7 +84,7 @@ public final class DelayClient implements AutoCloseable {
   private DelayClient(
       Producer<byte[], byte[]> producer, String requestsTopic, boolean ownsProducer) {
     this.producer = requireNonNull(producer, "producer cannot be null");
-    this.requestsTopic = topic(requestsTopic, "requestsTopic");
+    this.requestsTopic = TopicNames.requireLegal(requestsTopic, "requestsTopic");
     this.ownsProducer = ownsProducer;
   }
 
@@ -103,7 +101,7 @@ public final class DelayClient implements AutoCloseable {
    * @throws org.apache.kafka.common.KafkaException if the producer cannot be created
    */
   public static DelayClient create(Map<String, Object> producerConfig, String requestsTopic) {
-    topic(requestsTopic, "requestsTopic");
+    TopicNames.requireLegal(requestsTopic, "requestsTopic");
     Producer<byte[], byte[]> producer =
         new KafkaProducer<>(
             producerConfig(producerConfig), new ByteArraySerializer(), new ByteArraySerializer());
@@ -272,8 +270,8 @@ public final class DelayClient implements AutoCloseable {
         .headers()
         .add(
             DelayHeaders.FIRE_AT,
-            number(
-                epochMillisRange(requireNonNull(dueAt, "dueAt cannot be null"), "dueAt")
+            WireText.of(
+                WireTimes.requireEpochMillis(requireNonNull(dueAt, "dueAt cannot be null"), "dueAt")
                     .toEpochMilli()));
     return send(record);
   }
@@ -294,7 +292,9 @@ public final class DelayClient implements AutoCloseable {
         .headers()
         .add(
             DelayHeaders.AFTER,
-            number(millisRange(requireNonNull(delay, "delay cannot be null"), "delay").toMillis()));
+            WireText.of(
+                WireTimes.requireMillis(requireNonNull(delay, "delay cannot be null"), "delay")
+                    .toMillis()));
     return send(record);
   }
 
@@ -348,7 +348,7 @@ public final class DelayClient implements AutoCloseable {
   private ProducerRecord<byte[], byte[]> control(String id, Action action) {
     ProducerRecord<byte[], byte[]> record =
         new ProducerRecord<>(requestsTopic, scheduleId(id), null);
-    record.headers().add(DelayHeaders.ACTION, text(action.wireName()));
+    record.headers().add(DelayHeaders.ACTION, WireText.of(action.wireName()));
     return record;
   }
 

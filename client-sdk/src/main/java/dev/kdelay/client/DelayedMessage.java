@@ -1,17 +1,14 @@
 package dev.kdelay.client;
 
-import static dev.kdelay.client.WireFormat.epochMillisRange;
-import static dev.kdelay.client.WireFormat.millisRange;
-import static dev.kdelay.client.WireFormat.number;
 import static dev.kdelay.client.WireFormat.scheduleId;
-import static dev.kdelay.client.WireFormat.strictUtf8;
-import static dev.kdelay.client.WireFormat.text;
-import static dev.kdelay.client.WireFormat.topic;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.schemas.Action;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TopicNames;
+import dev.kdelay.schemas.WireText;
+import dev.kdelay.schemas.WireTimes;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
@@ -194,19 +191,19 @@ public final class DelayedMessage {
     Headers out = record.headers();
     // An explicit action is what tells kdelay that a null value is a tombstone to deliver,
     // not a cancel.
-    out.add(DelayHeaders.ACTION, text(Action.SCHEDULE.wireName()));
-    out.add(DelayHeaders.TARGET_TOPIC, text(targetTopic));
+    out.add(DelayHeaders.ACTION, WireText.of(Action.SCHEDULE.wireName()));
+    out.add(DelayHeaders.TARGET_TOPIC, WireText.of(targetTopic));
     if (targetKey != null) {
-      out.add(DelayHeaders.TARGET_KEY, text(targetKey));
+      out.add(DelayHeaders.TARGET_KEY, WireText.of(targetKey));
     }
     if (targetPartition != null) {
-      out.add(DelayHeaders.TARGET_PARTITION, number(targetPartition));
+      out.add(DelayHeaders.TARGET_PARTITION, WireText.of(targetPartition));
     }
     if (fireAt != null) {
-      out.add(DelayHeaders.FIRE_AT, number(fireAt.toEpochMilli()));
+      out.add(DelayHeaders.FIRE_AT, WireText.of(fireAt.toEpochMilli()));
     }
     if (after != null) {
-      out.add(DelayHeaders.AFTER, number(after.toMillis()));
+      out.add(DelayHeaders.AFTER, WireText.of(after.toMillis()));
     }
     if (cron != null) {
       cron.addTo(out);
@@ -259,7 +256,7 @@ public final class DelayedMessage {
     private Builder(String id, String targetTopic) {
       this.key = scheduleId(id);
       this.id = id;
-      this.targetTopic = topic(targetTopic, "targetTopic");
+      this.targetTopic = TopicNames.requireLegal(targetTopic, "targetTopic");
     }
 
     /**
@@ -272,7 +269,7 @@ public final class DelayedMessage {
      * @throws IllegalArgumentException if {@code dueAt} is outside the range of epoch milliseconds
      */
     public Builder fireAt(Instant dueAt) {
-      this.fireAt = epochMillisRange(dueAt, "dueAt");
+      this.fireAt = WireTimes.requireEpochMillis(dueAt, "dueAt");
       return this;
     }
 
@@ -287,7 +284,7 @@ public final class DelayedMessage {
      *     milliseconds
      */
     public Builder after(Duration delay) {
-      this.after = millisRange(delay, "delay");
+      this.after = WireTimes.requireMillis(delay, "delay");
       return this;
     }
 
@@ -314,7 +311,7 @@ public final class DelayedMessage {
      */
     public Builder targetKey(byte[] targetKey) {
       requireNonNull(targetKey, "targetKey cannot be null");
-      this.targetKey = strictUtf8(targetKey, "targetKey");
+      this.targetKey = WireText.requireDecoded(targetKey, "targetKey");
       return this;
     }
 
@@ -328,7 +325,7 @@ public final class DelayedMessage {
      */
     public Builder targetKey(String targetKey) {
       requireNonNull(targetKey, "targetKey cannot be null");
-      strictUtf8(targetKey, "targetKey");
+      WireText.requireEncoded(targetKey, "targetKey");
       this.targetKey = targetKey;
       return this;
     }

@@ -3,6 +3,7 @@ package dev.kdelay.client;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.WireText;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -124,14 +125,14 @@ public final class Replay {
       throw new IllegalArgumentException(
           letter + " is a cron schedule: its times come from its expression, not a due time");
     }
-    targetTopic.ifPresent(topic -> headers.add(DelayHeaders.TARGET_TOPIC, text(topic)));
+    targetTopic.ifPresent(topic -> headers.add(DelayHeaders.TARGET_TOPIC, WireText.of(topic)));
     Optional<Instant> due = fireAt.or(() -> after.map(delay -> clock.instant().plus(delay)));
     if (due.isEmpty() && !cron && !hasTime(headers) && isSchedule(headers, letter.value())) {
       // A task that came due carries its fired headers, not its request's time: now, again.
       due = Optional.of(clock.instant());
     }
-    due.ifPresent(at -> headers.add(DelayHeaders.FIRE_AT, text(Long.toString(at.toEpochMilli()))));
-    byte[] idBytes = text(id);
+    due.ifPresent(at -> headers.add(DelayHeaders.FIRE_AT, WireText.of(at.toEpochMilli())));
+    byte[] idBytes = WireText.of(id);
     if (letter.key() != null
         && !Arrays.equals(letter.key(), idBytes)
         && headers.lastHeader(DelayHeaders.TARGET_KEY) == null) {
@@ -152,9 +153,5 @@ public final class Replay {
     return action == null
         ? value != null
         : new String(action.value(), StandardCharsets.UTF_8).equals("schedule");
-  }
-
-  private static byte[] text(String value) {
-    return value.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -1,16 +1,16 @@
 package dev.kdelay.service;
 
+import dev.kdelay.schemas.WireTimes;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.OffsetDateTime;
-import java.time.format.DateTimeParseException;
 import java.util.Locale;
+import java.util.OptionalLong;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
 /**
- * Durations and instants as the CLI takes them, in the formats of the wire contract plus the short
- * units people type.
+ * Durations and instants as people type them, on the CLI and in the HTTP API: the wire contract's
+ * formats ({@link WireTimes}), surrounding spaces ignored, plus the short units people type.
  *
  * <ul>
  *   <li>duration: ISO-8601 ({@code PT30S}, {@code P1DT2H}) or a number with a unit, {@code ms},
@@ -23,7 +23,6 @@ import java.util.regex.Pattern;
 public final class TimeArguments {
 
   private static final Pattern PLAIN_DURATION = Pattern.compile("(\\d{1,18})(ms|s|m|h|d)?");
-  private static final Pattern EPOCH_MILLIS = Pattern.compile("\\d{1,18}");
 
   private TimeArguments() {}
 
@@ -34,27 +33,20 @@ public final class TimeArguments {
    */
   public static Duration duration(String text) {
     String trimmed = text.trim().toLowerCase(Locale.ROOT);
-    Duration duration;
     Matcher plain = PLAIN_DURATION.matcher(trimmed);
     if (plain.matches()) {
       long amount = Long.parseLong(plain.group(1));
-      String unit = plain.group(2) == null ? "ms" : plain.group(2);
-      duration = plainDuration(amount, unit, text);
-    } else {
-      try {
-        duration = Duration.parse(trimmed.toUpperCase(Locale.ROOT));
-      } catch (DateTimeParseException e) {
-        throw new IllegalArgumentException(
-            "not a duration: '"
-                + text
-                + "'; expected ISO-8601 such as PT30S, or a number with a unit: 500ms, 30s, 5m,"
-                + " 2h, 1d");
-      }
+      return plainDuration(amount, plain.group(2) == null ? "ms" : plain.group(2), text);
     }
-    if (duration.isNegative()) {
-      throw new IllegalArgumentException("a duration cannot be negative: '" + text + "'");
+    OptionalLong millis = WireTimes.durationMillis(trimmed);
+    if (millis.isEmpty()) {
+      throw new IllegalArgumentException(
+          "not a duration: '"
+              + text
+              + "'; expected a non-negative ISO-8601 duration such as PT30S, or a number with a"
+              + " unit: 500ms, 30s, 5m, 2h, 1d");
     }
-    return duration;
+    return Duration.ofMillis(millis.getAsLong());
   }
 
   /**
@@ -63,19 +55,15 @@ public final class TimeArguments {
    * @throws IllegalArgumentException if the text is no instant
    */
   public static Instant instant(String text) {
-    String trimmed = text.trim();
-    if (EPOCH_MILLIS.matcher(trimmed).matches()) {
-      return Instant.ofEpochMilli(Long.parseLong(trimmed));
-    }
-    try {
-      return OffsetDateTime.parse(trimmed).toInstant();
-    } catch (DateTimeParseException e) {
+    OptionalLong epochMillis = WireTimes.epochMillis(text.trim());
+    if (epochMillis.isEmpty()) {
       throw new IllegalArgumentException(
           "not an instant: '"
               + text
               + "'; expected ISO-8601 such as 2030-01-01T09:00:00Z or 2030-01-01T10:00:00+01:00,"
               + " or epoch milliseconds");
     }
+    return Instant.ofEpochMilli(epochMillis.getAsLong());
   }
 
   private static Duration plainDuration(long amount, String unit, String text) {

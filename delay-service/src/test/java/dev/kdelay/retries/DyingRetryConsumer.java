@@ -1,7 +1,7 @@
 package dev.kdelay.retries;
 
-import dev.kdelay.client.RetryHandler;
-import dev.kdelay.client.RetryPolicy;
+import dev.kdelay.client.retry.RetryHandler;
+import dev.kdelay.client.retry.RetryPolicy;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;

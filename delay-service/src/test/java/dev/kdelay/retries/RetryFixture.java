@@ -2,7 +2,7 @@ package dev.kdelay.retries;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kdelay.client.RetryPolicy;
+import dev.kdelay.client.retry.RetryPolicy;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.DelayService;
 import dev.kdelay.service.ServiceConfig;

@@ -3,11 +3,11 @@ package dev.kdelay.retries;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kdelay.client.DeadLetterReason;
-import dev.kdelay.client.RetryHandler;
-import dev.kdelay.client.RetryHeaders;
-import dev.kdelay.client.RetryOutcome;
-import dev.kdelay.client.RetryPolicy;
+import dev.kdelay.client.retry.DeadLetterReason;
+import dev.kdelay.client.retry.RetryHandler;
+import dev.kdelay.client.retry.RetryHeaders;
+import dev.kdelay.client.retry.RetryOutcome;
+import dev.kdelay.client.retry.RetryPolicy;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
 import java.io.BufferedReader;

@@ -44,6 +44,7 @@ class TimeArgumentsTest {
     "2030-01-01T10:00:00+01:00, 1893488400000",
     "2030-01-01T09:00:00.250Z, 1893488400250",
     "1893488400000, 1893488400000",
+    "' 1893488400000 ', 1893488400000",
     "0, 0"
   })
   void shouldParseInstantWhenIsoOrEpochMillis(String text, long expectedEpochMillis) {

@@ -1,8 +1,6 @@
 package dev.kdelay.schemas;
 
 import java.nio.charset.StandardCharsets;
-import java.time.DateTimeException;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -57,8 +55,8 @@ public final class RequestParser {
       byte[] key, byte[] value, Headers headers, long recordTimestamp, long nowMs) {
     try {
       return new ParseResult.Accepted(request(key, value, headers, recordTimestamp, nowMs));
-    } catch (RejectedException e) {
-      return new ParseResult.Rejected(e.rejection);
+    } catch (RejectionException e) {
+      return new ParseResult.Rejected(e.rejection());
     }
   }
 
@@ -95,7 +93,7 @@ public final class RequestParser {
           RejectionReason.BAD_ID,
           "the schedule id is " + key.length + " bytes; the limit is " + limits.maxIdBytes());
     }
-    return WireFormats.utf8(key)
+    return WireText.decode(key)
         .orElseThrow(() -> reject(RejectionReason.BAD_ID, "the schedule id is not valid UTF-8"));
   }
 
@@ -140,7 +138,7 @@ public final class RequestParser {
     if (topic == null) {
       throw reject(RejectionReason.MISSING_TARGET, DelayHeaders.TARGET_TOPIC + " is required");
     }
-    if (!WireFormats.legalTopicName(topic)) {
+    if (!TopicNames.isLegal(topic)) {
       throw reject(
           RejectionReason.BAD_TARGET,
           "'" + topic + "' is not a legal topic name (1-249 of a-z A-Z 0-9 . _ -)");
@@ -153,7 +151,7 @@ public final class RequestParser {
     if (text == null) {
       return OptionalInt.empty();
     }
-    OptionalLong partition = WireFormats.nonNegativeDecimal(text);
+    OptionalLong partition = WireText.nonNegativeDecimal(text);
     if (partition.isEmpty() || partition.getAsLong() > Integer.MAX_VALUE) {
       throw reject(
           RejectionReason.BAD_PARTITION,
@@ -200,7 +198,7 @@ public final class RequestParser {
 
   static long instant(String header, String text) {
     long instant =
-        WireFormats.instant(text)
+        WireTimes.epochMillis(text)
             .orElseThrow(
                 () ->
                     reject(
@@ -226,7 +224,7 @@ public final class RequestParser {
 
   private static long duration(String header, String text) {
     long millis =
-        WireFormats.durationMillis(text)
+        WireTimes.durationMillis(text)
             .orElseThrow(
                 () ->
                     reject(
@@ -265,19 +263,9 @@ public final class RequestParser {
     return carried;
   }
 
-  static RejectedException reject(RejectionReason reason, String message) {
-    return new RejectedException(new Rejection(reason, message));
-  }
-
-  /** Carries a rejection out of the nested checks; bad input only, so no stack trace. */
-  static final class RejectedException extends RuntimeException {
-    private static final long serialVersionUID = 1L;
-    private final transient Rejection rejection;
-
-    RejectedException(Rejection rejection) {
-      super(rejection.message(), null, false, false);
-      this.rejection = rejection;
-    }
+  /** Carries a rejection out of the nested checks, to {@link #parse}. */
+  static RejectionException reject(RejectionReason reason, String message) {
+    return new RejectionException(reason, message);
   }
 
   /** The request headers of one record, each at most once, values checked as UTF-8. */
@@ -307,7 +295,7 @@ public final class RequestParser {
         throw reject(
             RejectionReason.BAD_HEADER, header.key() + " is given more than once; give it once");
       }
-      if (WireFormats.utf8(header.value()).isEmpty()) {
+      if (WireText.decode(header.value()).isEmpty()) {
         throw reject(RejectionReason.BAD_HEADER, header.key() + " is not valid UTF-8");
       }
     }
@@ -350,7 +338,8 @@ public final class RequestParser {
     }
 
     static CronSpec spec(RequestHeaders request, String expression, long nowMs, long horizonMs) {
-      CronFlavor flavor = flavor(request.text(DelayHeaders.CRON_TYPE));
+      CronFlavor flavor =
+          CronOptions.flavor(DelayHeaders.CRON_TYPE, request.text(DelayHeaders.CRON_TYPE));
       try {
         CronExpressions.parse(expression, flavor);
       } catch (IllegalArgumentException e) {
@@ -383,77 +372,16 @@ public final class RequestParser {
       return new CronSpec(
           expression,
           flavor,
-          zone(request.text(DelayHeaders.ZONE)),
+          CronOptions.zone(DelayHeaders.ZONE, request.text(DelayHeaders.ZONE)),
           startAt,
           endAt,
-          maxFires(request.text(DelayHeaders.MAX_FIRES)),
-          misfire(request.text(DelayHeaders.MISFIRE)));
-    }
-
-    private static CronFlavor flavor(String text) {
-      if (text == null) {
-        return CronFlavor.QUARTZ;
-      }
-      return CronFlavor.fromWireName(text)
-          .orElseThrow(
-              () ->
-                  reject(
-                      RejectionReason.BAD_CRON,
-                      DelayHeaders.CRON_TYPE
-                          + " is '"
-                          + text
-                          + "'; expected quartz, unix or spring"));
-    }
-
-    private static ZoneId zone(String text) {
-      if (text == null) {
-        return ZoneId.of("UTC");
-      }
-      try {
-        return ZoneId.of(text);
-      } catch (DateTimeException e) {
-        throw reject(
-            RejectionReason.BAD_ZONE,
-            DelayHeaders.ZONE
-                + " is '"
-                + text
-                + "'; expected an IANA time zone such as"
-                + " Europe/Berlin");
-      }
+          CronOptions.maxFires(DelayHeaders.MAX_FIRES, request.text(DelayHeaders.MAX_FIRES)),
+          CronOptions.misfire(DelayHeaders.MISFIRE, request.text(DelayHeaders.MISFIRE)));
     }
 
     private static long bound(RequestHeaders request, String header, long absent) {
       String text = request.text(header);
       return text == null ? absent : instant(header, text);
-    }
-
-    private static long maxFires(String text) {
-      if (text == null) {
-        return CronSpec.UNLIMITED;
-      }
-      OptionalLong max = WireFormats.nonNegativeDecimal(text);
-      if (max.isEmpty() || max.getAsLong() == 0) {
-        throw reject(
-            RejectionReason.BAD_HEADER,
-            DelayHeaders.MAX_FIRES + " is '" + text + "'; expected a positive integer");
-      }
-      return max.getAsLong();
-    }
-
-    private static Misfire misfire(String text) {
-      if (text == null) {
-        return Misfire.FIRE_ONCE;
-      }
-      return Misfire.fromWireName(text)
-          .orElseThrow(
-              () ->
-                  reject(
-                      RejectionReason.BAD_HEADER,
-                      DelayHeaders.MISFIRE
-                          + " is '"
-                          + text
-                          + "'; expected fire-once, fire-all"
-                          + " or skip"));
     }
   }
 }

@@ -139,20 +139,8 @@ public final class StoredTaskCodec {
   public static StoredTask decode(byte[] data) {
     ByteBuffer in = ByteBuffer.wrap(data);
     try {
-      byte version = in.get();
-      if (version != VERSION_1) {
-        throw new IllegalArgumentException(
-            "unknown stored task version " + version + "; this reader knows " + VERSION_1);
-      }
-      int flags = in.get();
-      if ((flags & ~KNOWN_FLAGS) != 0) {
-        throw new IllegalArgumentException(
-            "unknown flags 0x" + Integer.toHexString(flags & 0xff) + " in stored task version 1");
-      }
-      String topic = str(in);
-      byte[] key = (flags & FLAG_TARGET_KEY) != 0 ? bytes(in) : null;
-      OptionalInt partition =
-          (flags & FLAG_PARTITION) != 0 ? OptionalInt.of(in.getInt()) : OptionalInt.empty();
+      int flags = versionAndFlags(in);
+      Target target = target(in, flags);
       byte[] payload = (flags & FLAG_PAYLOAD) != 0 ? bytes(in) : null;
       List<Header> headers = headers(in);
       Timing timing = (flags & FLAG_CRON) != 0 ? readCron(in) : new Timing.Once(in.getLong());
@@ -160,7 +148,7 @@ public final class StoredTaskCodec {
       if (in.hasRemaining()) {
         throw new IllegalArgumentException(in.remaining() + " trailing bytes in stored task");
       }
-      Schedule schedule = new Schedule(new Target(topic, key, partition), timing, payload, headers);
+      Schedule schedule = new Schedule(target, timing, payload, headers);
       return new StoredTask(schedule, occurrence);
     } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
       throw new IllegalArgumentException("malformed stored task: " + e, e);
@@ -178,25 +166,10 @@ public final class StoredTaskCodec {
   public static StoredTaskSummary summarize(byte[] data) {
     ByteBuffer in = ByteBuffer.wrap(data);
     try {
-      byte version = in.get();
-      if (version != VERSION_1) {
-        throw new IllegalArgumentException(
-            "unknown stored task version " + version + "; this reader knows " + VERSION_1);
-      }
-      int flags = in.get();
-      if ((flags & ~KNOWN_FLAGS) != 0) {
-        throw new IllegalArgumentException(
-            "unknown flags 0x" + Integer.toHexString(flags & 0xff) + " in stored task version 1");
-      }
-      String topic = str(in);
-      byte[] key = (flags & FLAG_TARGET_KEY) != 0 ? bytes(in) : null;
-      OptionalInt partition =
-          (flags & FLAG_PARTITION) != 0 ? OptionalInt.of(in.getInt()) : OptionalInt.empty();
+      int flags = versionAndFlags(in);
+      Target target = target(in, flags);
       int payloadBytes = (flags & FLAG_PAYLOAD) != 0 ? skip(in) : StoredTaskSummary.NO_PAYLOAD;
-      int headerCount = in.getInt();
-      if (headerCount < 0 || headerCount > in.remaining()) {
-        throw new IllegalArgumentException("bad header count " + headerCount);
-      }
+      int headerCount = headerCount(in);
       for (int i = 0; i < headerCount; i++) {
         skip(in);
         skip(in);
@@ -209,11 +182,36 @@ public final class StoredTaskCodec {
       if (occurrence < 1) {
         throw new IllegalArgumentException("occurrence must be >= 1, got " + occurrence);
       }
-      return new StoredTaskSummary(
-          new Target(topic, key, partition), timing, payloadBytes, headerCount, occurrence);
+      return new StoredTaskSummary(target, timing, payloadBytes, headerCount, occurrence);
     } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
       throw new IllegalArgumentException("malformed stored task: " + e, e);
     }
+  }
+
+  /**
+   * Reads the version byte, which must be {@link #VERSION_1}, and the flags, which it must know.
+   */
+  private static int versionAndFlags(ByteBuffer in) {
+    byte version = in.get();
+    if (version != VERSION_1) {
+      throw new IllegalArgumentException(
+          "unknown stored task version " + version + "; this reader knows " + VERSION_1);
+    }
+    int flags = in.get();
+    if ((flags & ~KNOWN_FLAGS) != 0) {
+      throw new IllegalArgumentException(
+          "unknown flags 0x" + Integer.toHexString(flags & 0xff) + " in stored task version 1");
+    }
+    return flags;
+  }
+
+  /** Reads the target: topic, then the key and partition the flags say are present. */
+  private static Target target(ByteBuffer in, int flags) {
+    String topic = str(in);
+    byte[] key = (flags & FLAG_TARGET_KEY) != 0 ? bytes(in) : null;
+    OptionalInt partition =
+        (flags & FLAG_PARTITION) != 0 ? OptionalInt.of(in.getInt()) : OptionalInt.empty();
+    return new Target(topic, key, partition);
   }
 
   /** Steps over a length-prefixed field; returns its length (0 for null). */
@@ -258,11 +256,16 @@ public final class StoredTaskCodec {
     return new CronSpec(expression, flavor, zone, startAt, endAt, maxFires, misfire);
   }
 
-  private static List<Header> headers(ByteBuffer in) {
+  private static int headerCount(ByteBuffer in) {
     int count = in.getInt();
     if (count < 0 || count > in.remaining()) {
       throw new IllegalArgumentException("bad header count " + count);
     }
+    return count;
+  }
+
+  private static List<Header> headers(ByteBuffer in) {
+    int count = headerCount(in);
     List<Header> headers = new ArrayList<>(count);
     for (int i = 0; i < count; i++) {
       headers.add(new RecordHeader(str(in), bytes(in)));

@@ -364,9 +364,7 @@ class RequestParserTest {
     assertThat(request.id()).as(input).isNotEmpty();
     assertThat(request.schedule() != null).as(input).isEqualTo(request.action() == Action.SCHEDULE);
     if (request.schedule() != null) {
-      assertThat(WireFormats.legalTopicName(request.schedule().target().topic()))
-          .as(input)
-          .isTrue();
+      assertThat(TopicNames.isLegal(request.schedule().target().topic())).as(input).isTrue();
       for (Header carried : request.schedule().headers()) {
         assertThat(DelayHeaders.isCarried(carried.key())).as(input).isTrue();
       }

@@ -5,12 +5,12 @@ import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.CronExpressions;
 import dev.kdelay.schemas.CronFlavor;
-import dev.kdelay.schemas.Misfire;
+import dev.kdelay.schemas.CronOptions;
+import dev.kdelay.schemas.RejectionException;
 import dev.kdelay.service.TimeArguments;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Optional;
@@ -90,16 +90,11 @@ public record TimeOptions(
     CronSchedule cron = argument("--cron", () -> CronSchedule.of(expression));
     Optional<String> type = line.option("--cron-type");
     if (type.isPresent()) {
-      CronFlavor flavor =
-          CronFlavor.fromWireName(type.get())
-              .orElseThrow(
-                  () -> new UsageException("--cron-type: expected quartz, unix or spring"));
-      cron = cron.type(flavor);
+      cron = cron.type(cronOption(() -> CronOptions.flavor("--cron-type", type.get())));
     }
     Optional<String> zone = line.option("--zone");
     if (zone.isPresent()) {
-      CronSchedule base = cron;
-      cron = argument("--zone", () -> base.zone(ZoneId.of(zone.get())));
+      cron = cron.zone(cronOption(() -> CronOptions.zone("--zone", zone.get())));
     }
     for (String bound : List.of("--start-at", "--end-at")) {
       Optional<String> text = line.option(bound);
@@ -119,11 +114,7 @@ public record TimeOptions(
     }
     Optional<String> misfire = line.option("--misfire");
     if (misfire.isPresent()) {
-      Misfire policy =
-          Misfire.fromWireName(misfire.get())
-              .orElseThrow(
-                  () -> new UsageException("--misfire: expected fire-once, fire-all or skip"));
-      cron = cron.misfire(policy);
+      cron = cron.misfire(cronOption(() -> CronOptions.misfire("--misfire", misfire.get())));
     }
     // The same check kdelay makes, here rather than as a BAD_CRON dead letter after sending.
     CronFlavor flavor = cron.type();
@@ -138,6 +129,15 @@ public record TimeOptions(
               + " expression; --cron-type quartz, unix or spring)");
     }
     return cron;
+  }
+
+  /** Reads a cron option; its message already names the option and the value. */
+  private static <T> T cronOption(Supplier<T> read) {
+    try {
+      return read.get();
+    } catch (RejectionException e) {
+      throw new UsageException(e.getMessage());
+    }
   }
 
   private static <T> T argument(String option, Supplier<T> parser) {

@@ -1,9 +1,6 @@
 package dev.kdelay.service.http;
 
-import java.nio.ByteBuffer;
-import java.nio.charset.CharacterCodingException;
-import java.nio.charset.CodingErrorAction;
-import java.nio.charset.StandardCharsets;
+import dev.kdelay.schemas.WireText;
 import java.util.Arrays;
 import java.util.Base64;
 import java.util.LinkedHashMap;
@@ -40,17 +37,7 @@ final class BytesPreview {
 
   /** The bytes as text, if they are UTF-8; a cut may split the last character. */
   private static Optional<String> utf8(byte[] bytes, boolean cut) {
-    try {
-      return Optional.of(
-          StandardCharsets.UTF_8
-              .newDecoder()
-              .onMalformedInput(CodingErrorAction.REPORT)
-              .onUnmappableCharacter(CodingErrorAction.REPORT)
-              .decode(ByteBuffer.wrap(bytes, 0, cut ? trimmed(bytes) : bytes.length))
-              .toString());
-    } catch (CharacterCodingException e) {
-      return Optional.empty();
-    }
+    return WireText.decode(bytes, 0, cut ? trimmed(bytes) : bytes.length);
   }
 
   /** The length without a trailing partial UTF-8 sequence. */

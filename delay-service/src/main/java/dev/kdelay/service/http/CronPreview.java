@@ -1,12 +1,12 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.schemas.CronFlavor;
+import dev.kdelay.schemas.CronOptions;
 import dev.kdelay.schemas.CronSpec;
-import dev.kdelay.schemas.Misfire;
+import dev.kdelay.schemas.RejectionException;
 import dev.kdelay.service.TimeArguments;
 import dev.kdelay.topology.CronOccurrences;
 import dev.kdelay.topology.CronOccurrences.Occurrence;
-import java.time.DateTimeException;
 import java.time.Instant;
 import java.time.ZoneId;
 import java.util.ArrayList;
@@ -57,19 +57,13 @@ final class CronPreview {
     if (cron.isEmpty()) {
       throw ApiException.badRequest("BAD_CRON", "cron: give a cron expression");
     }
-    String typeName = query.getOrDefault("cronType", CronFlavor.QUARTZ.wireName());
-    CronFlavor type =
-        CronFlavor.fromWireName(typeName)
-            .orElseThrow(
-                () ->
-                    ApiException.badRequest(
-                        "BAD_CRON",
-                        "cronType is '" + typeName + "'; expected quartz, unix or spring"));
+    CronFlavor type;
     ZoneId zone;
     try {
-      zone = ZoneId.of(query.getOrDefault("zone", "UTC"));
-    } catch (DateTimeException e) {
-      throw ApiException.badRequest("BAD_ZONE", "zone: " + e.getMessage());
+      type = CronOptions.flavor("cronType", query.get("cronType"));
+      zone = CronOptions.zone("zone", query.get("zone"));
+    } catch (RejectionException e) {
+      throw ApiException.rejected(e.reason(), e.getMessage());
     }
     long from = nowMs;
     if (query.containsKey("from")) {
@@ -79,15 +73,7 @@ final class CronPreview {
         throw ApiException.badRequest("BAD_TIME", "from: " + e.getMessage());
       }
     }
-    CronSpec spec =
-        new CronSpec(
-            cron,
-            type,
-            zone,
-            CronSpec.NO_START,
-            CronSpec.NO_END,
-            CronSpec.UNLIMITED,
-            Misfire.FIRE_ONCE);
+    CronSpec spec = CronOptions.unbounded(cron, type, zone);
     List<Occurrence> occurrences;
     try {
       occurrences = CronOccurrences.next(spec, from, count(query.get("count")), horizonMs);

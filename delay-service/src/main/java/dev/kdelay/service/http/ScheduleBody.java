@@ -9,16 +9,15 @@ import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.CronExpressions;
 import dev.kdelay.schemas.CronFlavor;
-import dev.kdelay.schemas.Misfire;
+import dev.kdelay.schemas.CronOptions;
+import dev.kdelay.schemas.RejectionException;
 import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.schemas.WireText;
 import dev.kdelay.service.TimeArguments;
 import java.io.IOException;
-import java.nio.charset.CharsetEncoder;
 import java.nio.charset.StandardCharsets;
-import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;
-import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
@@ -236,8 +235,7 @@ public final class ScheduleBody {
           RejectionReason.BAD_ID,
           "id must be 1.." + limits.maxIdBytes() + " UTF-8 bytes, got " + idBytes);
     }
-    CharsetEncoder utf8 = StandardCharsets.UTF_8.newEncoder();
-    if (!utf8.canEncode(id)) {
+    if (WireText.encode(id).isEmpty()) {
       throw ApiException.rejected(
           RejectionReason.BAD_ID, "id is not well-formed Unicode (an unpaired surrogate)");
     }
@@ -309,15 +307,11 @@ public final class ScheduleBody {
   }
 
   private CronSchedule cron(String expression) {
-    CronFlavor type = text("cronType").map(ScheduleBody::cronType).orElse(CronFlavor.QUARTZ);
+    CronFlavor type = cronOption(() -> CronOptions.flavor("cronType", optionText("cronType")));
     check(RejectionReason.BAD_CRON, "cron", () -> CronExpressions.parse(expression, type));
     CronSchedule cron =
         option(null, RejectionReason.BAD_CRON, "cron", ignored -> CronSchedule.of(expression));
-    cron = cron.type(type);
-    Optional<String> zone = text("zone");
-    if (zone.isPresent()) {
-      cron = cron.zone(zone(zone.get()));
-    }
+    cron = cron.type(type).zone(cronOption(() -> CronOptions.zone("zone", optionText("zone"))));
     Optional<Instant> start = instant("startAt");
     if (start.isPresent()) {
       checkHorizon("startAt", start.get().toEpochMilli());
@@ -331,39 +325,21 @@ public final class ScheduleBody {
     if (maxFires.isPresent()) {
       cron = option(cron, RejectionReason.BAD_HEADER, "maxFires", c -> c.maxFires(maxFires.get()));
     }
-    Optional<String> misfire = text("misfire");
-    if (misfire.isPresent()) {
-      cron = cron.misfire(misfire(misfire.get()));
-    }
-    return cron;
+    return cron.misfire(cronOption(() -> CronOptions.misfire("misfire", optionText("misfire"))));
   }
 
-  private static CronFlavor cronType(String name) {
-    return CronFlavor.fromWireName(name)
-        .orElseThrow(
-            () ->
-                ApiException.rejected(
-                    RejectionReason.BAD_CRON,
-                    "cronType is '" + name + "'; expected quartz, unix or spring"));
-  }
-
-  private static ZoneId zone(String name) {
+  /** Reads a cron option, turning its rejection into a 400 with the same code. */
+  private static <T> T cronOption(Supplier<T> read) {
     try {
-      return ZoneId.of(name);
-    } catch (DateTimeException e) {
-      throw ApiException.rejected(
-          RejectionReason.BAD_ZONE,
-          "zone is '" + name + "'; expected an IANA time zone such as Europe/Berlin");
+      return read.get();
+    } catch (RejectionException e) {
+      throw ApiException.rejected(e.reason(), e.getMessage());
     }
   }
 
-  private static Misfire misfire(String name) {
-    return Misfire.fromWireName(name)
-        .orElseThrow(
-            () ->
-                ApiException.rejected(
-                    RejectionReason.BAD_HEADER,
-                    "misfire is '" + name + "'; expected fire-once, fire-all or skip"));
+  /** A text field, or null when absent: {@link CronOptions} then gives the default. */
+  private String optionText(String name) {
+    return text(name).orElse(null);
   }
 
   /** Sets an option of a cron schedule, turning the SDK's argument errors into a 400. */
@@ -424,13 +400,12 @@ public final class ScheduleBody {
   }
 
   private Optional<Instant> instant(String name) {
-    // toEpochMilli: an instant kdelay cannot represent fails here, as BAD_TIME.
-    return timeField(
-        name, text -> Instant.ofEpochMilli(TimeArguments.instant(text).toEpochMilli()));
+    // An instant outside the range of epoch milliseconds is none: it fails here, as BAD_TIME.
+    return timeField(name, TimeArguments::instant);
   }
 
   private Optional<Duration> duration(String name) {
-    return timeField(name, text -> Duration.ofMillis(TimeArguments.duration(text).toMillis()));
+    return timeField(name, TimeArguments::duration);
   }
 
   /** A time given as text, or as a number of milliseconds. */

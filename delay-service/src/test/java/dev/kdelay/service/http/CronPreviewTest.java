@@ -68,6 +68,16 @@ class CronPreviewTest {
     assertCode(Map.of("cron", "0 0 * * * ?", "limit", "1"), "BAD_REQUEST");
   }
 
+  @Test
+  void shouldSayWhatIsExpectedAsScheduleBodyDoesWhenAnOptionIsBad() {
+    assertThatThrownBy(
+            () -> CronPreview.answer(Map.of("cron", "0 0 * * * ?", "zone", "Mars"), 0, HORIZON))
+        .hasMessage("zone is 'Mars'; expected an IANA time zone such as Europe/Berlin");
+    assertThatThrownBy(
+            () -> CronPreview.answer(Map.of("cron", "0 0 * * * ?", "cronType", "x"), 0, HORIZON))
+        .hasMessage("cronType is 'x'; expected quartz, unix or spring");
+  }
+
   private static void assertCode(Map<String, String> query, String code) {
     assertThatThrownBy(() -> CronPreview.answer(query, 0, HORIZON))
         .as(query.toString())

@@ -2,8 +2,8 @@ package dev.kdelay.spring.kafka;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.kdelay.client.RetryHandler;
-import dev.kdelay.client.RetryOutcome;
+import dev.kdelay.client.retry.RetryHandler;
+import dev.kdelay.client.retry.RetryOutcome;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;

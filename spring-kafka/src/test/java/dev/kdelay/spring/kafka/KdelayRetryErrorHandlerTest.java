@@ -4,9 +4,9 @@ import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.client.RetryHandler;
-import dev.kdelay.client.RetryHeaders;
-import dev.kdelay.client.RetryPolicy;
+import dev.kdelay.client.retry.RetryHandler;
+import dev.kdelay.client.retry.RetryHeaders;
+import dev.kdelay.client.retry.RetryPolicy;
 import java.time.Duration;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.producer.MockProducer;

@@ -1,8 +1,8 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
-import static dev.kdelay.client.WireFormat.millisRange;
 import static java.util.Objects.requireNonNull;
 
+import dev.kdelay.schemas.WireTimes;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -240,7 +240,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if {@code initialDelay} is negative or too large
      */
     public Builder initialDelay(Duration initialDelay) {
-      this.initialDelay = millisRange(initialDelay, "initialDelay");
+      this.initialDelay = WireTimes.requireMillis(initialDelay, "initialDelay");
       return this;
     }
 
@@ -269,7 +269,7 @@ public final class RetryPolicy {
      * @throws IllegalArgumentException if {@code maxDelay} is negative or too large
      */
     public Builder maxDelay(Duration maxDelay) {
-      this.maxDelay = millisRange(maxDelay, "maxDelay");
+      this.maxDelay = WireTimes.requireMillis(maxDelay, "maxDelay");
       return this;
     }
 

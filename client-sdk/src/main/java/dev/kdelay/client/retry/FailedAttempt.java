@@ -1,8 +1,6 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
-import static dev.kdelay.client.WireFormat.number;
-import static dev.kdelay.client.WireFormat.text;
-
+import dev.kdelay.schemas.WireText;
 import java.time.Instant;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -84,13 +82,13 @@ record FailedAttempt(
   /** This attempt's retry headers, in the order {@link RetryHeaders} documents them. */
   Headers retryHeaders() {
     RecordHeaders out = new RecordHeaders();
-    out.add(RetryHeaders.ATTEMPT, number(attempt));
-    out.add(RetryHeaders.FIRST_FAILURE_AT, number(firstFailureAt.toEpochMilli()));
-    out.add(RetryHeaders.ORIGIN_TOPIC, text(originTopic));
-    out.add(RetryHeaders.ORIGIN_PARTITION, number(originPartition));
-    out.add(RetryHeaders.ORIGIN_OFFSET, number(originOffset));
-    out.add(RetryHeaders.EXCEPTION, text(exception.getClass().getName()));
-    out.add(RetryHeaders.EXCEPTION_MESSAGE, text(RetryHeaders.message(exception)));
+    out.add(RetryHeaders.ATTEMPT, WireText.of(attempt));
+    out.add(RetryHeaders.FIRST_FAILURE_AT, WireText.of(firstFailureAt.toEpochMilli()));
+    out.add(RetryHeaders.ORIGIN_TOPIC, WireText.of(originTopic));
+    out.add(RetryHeaders.ORIGIN_PARTITION, WireText.of(originPartition));
+    out.add(RetryHeaders.ORIGIN_OFFSET, WireText.of(originOffset));
+    out.add(RetryHeaders.EXCEPTION, WireText.of(exception.getClass().getName()));
+    out.add(RetryHeaders.EXCEPTION_MESSAGE, WireText.of(RetryHeaders.message(exception)));
     return out;
   }
 }

@@ -1,4 +1,4 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 /**
  * Why a {@link RetryHandler} sent a record to the dead-letter topic instead of retrying it; the

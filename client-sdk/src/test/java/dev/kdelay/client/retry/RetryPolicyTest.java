@@ -1,4 +1,4 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;

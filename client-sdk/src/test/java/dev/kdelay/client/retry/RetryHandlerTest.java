@@ -1,11 +1,11 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.client.RetryOutcome.DeadLettered;
-import dev.kdelay.client.RetryOutcome.Retried;
+import dev.kdelay.client.retry.RetryOutcome.DeadLettered;
+import dev.kdelay.client.retry.RetryOutcome.Retried;
 import java.time.Clock;
 import java.time.Duration;
 import java.time.Instant;

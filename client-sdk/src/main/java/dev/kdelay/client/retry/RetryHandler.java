@@ -1,14 +1,15 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
-import static dev.kdelay.client.WireFormat.strictUtf8;
-import static dev.kdelay.client.WireFormat.text;
-import static dev.kdelay.client.WireFormat.topic;
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;
 
-import dev.kdelay.client.RetryOutcome.DeadLettered;
-import dev.kdelay.client.RetryOutcome.Retried;
+import dev.kdelay.client.DelayClient;
+import dev.kdelay.client.DelayedMessage;
+import dev.kdelay.client.retry.RetryOutcome.DeadLettered;
+import dev.kdelay.client.retry.RetryOutcome.Retried;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TopicNames;
+import dev.kdelay.schemas.WireText;
 import java.time.Clock;
 import java.time.Instant;
 import java.util.Map;
@@ -155,7 +156,7 @@ public final class RetryHandler {
     }
     String textKey;
     try {
-      textKey = key == null ? null : strictUtf8(key, "key");
+      textKey = key == null ? null : WireText.requireDecoded(key, "key");
     } catch (IllegalArgumentException e) {
       return deadLetter(failed, key, value, DeadLetterReason.KEY_NOT_TEXT);
     }
@@ -258,7 +259,7 @@ public final class RetryHandler {
     Headers headers = new RecordHeaders();
     failed.carried().forEach(headers::add);
     failed.retryHeaders().forEach(headers::add);
-    headers.add(RetryHeaders.DEAD_LETTER_REASON, text(reason.name()));
+    headers.add(RetryHeaders.DEAD_LETTER_REASON, WireText.of(reason.name()));
     ProducerRecord<byte[], byte[]> letter =
         new ProducerRecord<>(topic, null, null, key, value, headers);
     CompletableFuture<RetryOutcome> result = new CompletableFuture<>();
@@ -324,7 +325,7 @@ public final class RetryHandler {
     private Builder(Producer<byte[], byte[]> producer, String group) {
       this.producer = requireNonNull(producer, "producer cannot be null");
       requireNonNull(group, "group cannot be null");
-      int length = strictUtf8(group, "group").length;
+      int length = WireText.requireEncoded(group, "group").length;
       if (length == 0 || length > MAX_GROUP_BYTES) {
         throw new IllegalArgumentException(
             "group must be 1.." + MAX_GROUP_BYTES + " UTF-8 bytes, got " + length);
@@ -341,7 +342,7 @@ public final class RetryHandler {
      * @throws IllegalArgumentException if it is not a legal topic name
      */
     public Builder requestsTopic(String requestsTopic) {
-      this.requestsTopic = topic(requestsTopic, "requestsTopic");
+      this.requestsTopic = TopicNames.requireLegal(requestsTopic, "requestsTopic");
       return this;
     }
 
@@ -368,7 +369,7 @@ public final class RetryHandler {
      * @throws IllegalArgumentException if it is not a legal topic name
      */
     public Builder retryTopic(String retryTopic) {
-      this.retryTopic = topic(retryTopic, "retryTopic");
+      this.retryTopic = TopicNames.requireLegal(retryTopic, "retryTopic");
       return this;
     }
 
@@ -381,7 +382,7 @@ public final class RetryHandler {
      * @throws IllegalArgumentException if it is not a legal topic name
      */
     public Builder deadLetterTopic(String deadLetterTopic) {
-      this.deadLetterTopic = topic(deadLetterTopic, "deadLetterTopic");
+      this.deadLetterTopic = TopicNames.requireLegal(deadLetterTopic, "deadLetterTopic");
       return this;
     }
 

@@ -1,4 +1,4 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 import static java.nio.charset.StandardCharsets.UTF_8;
 import static java.util.Objects.requireNonNull;

@@ -1,4 +1,4 @@
-package dev.kdelay.client;
+package dev.kdelay.client.retry;
 
 import java.time.Instant;
 
