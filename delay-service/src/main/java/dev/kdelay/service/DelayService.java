@@ -22,6 +22,7 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.StreamsTuning;
+import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import java.net.InetAddress;
@@ -299,7 +300,7 @@ public final class DelayService implements AutoCloseable {
     clients = new WarmingClientSupplier(quarantine);
     targetTopics = AdminTargetTopics.create(targetAdmin, ready, clients);
     Properties properties = StreamsTuning.streamsProperties(ready);
-    quarantine.install(properties);
+    DeliveryFailureHandler.install(properties, quarantine);
     HostInfo self = null;
     if (service.httpPort() != 0) {
       // Bound before Kafka Streams exists: its application.server must name the real port.

@@ -7,6 +7,7 @@ import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.RescuingProducer;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -222,11 +223,12 @@ final class FirePathWarmup {
       try {
         sink = ProducerSink.open();
         producer =
-            quarantine.watch(
+            new RescuingProducer(
                 new KafkaProducer<>(
                     producerSettings(config, sink.bootstrapServers()),
                     new ByteArraySerializer(),
-                    new ByteArraySerializer()));
+                    new ByteArraySerializer()),
+                quarantine);
         producer.initTransactions();
         return new Producing(sink, producer);
       } catch (IOException | RuntimeException e) {

@@ -4,6 +4,7 @@ import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.service.topics.TopicMetadataWarmer;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.RescuingProducer;
 import java.util.Collection;
 import java.util.Collections;
 import java.util.List;
@@ -26,7 +27,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Kafka Streams' own clients, with producers that learn target topics before they fire to them, and
- * whose failed sends the {@link DeliveryQuarantine} watches ({@link DeliveryQuarantine#watch}).
+ * whose failed sends the {@link DeliveryQuarantine} watches ({@link RescuingProducer}).
  *
  * <p>Why: a producer that has never written to a topic fetches the topic's metadata inside {@code
  * send} ({@code KafkaProducer.waitOnMetadata}, or {@code partitionsFor} when Kafka Streams applies
@@ -85,7 +86,8 @@ final class WarmingClientSupplier
     if (transactionalId != null) {
       transactionalIds.add(transactionalId.toString());
     }
-    Producer<byte[], byte[]> producer = quarantine.watch(clients.getProducer(config));
+    Producer<byte[], byte[]> producer =
+        new RescuingProducer(clients.getProducer(config), quarantine);
     producers.add(producer);
     return producer;
   }

@@ -8,6 +8,7 @@ import static org.assertj.core.api.Assertions.catchThrowable;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
+import dev.kdelay.topology.internals.delivery.RescuingProducer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -46,11 +47,11 @@ import org.junit.jupiter.api.TestInfo;
 import org.junit.jupiter.api.extension.ExtendWith;
 
 /**
- * The producer kdelay gives Kafka Streams ({@link DeliveryQuarantine#watch}), against a real broker
- * that refuses some of the records: under exactly-once the transaction commits with every other
- * record once and each refused fired record's dead letter in its place; at least once the same
- * records arrive. Kafka Streams' callbacks never hear of a rescued refusal; what cannot be rescued
- * reaches them as it came.
+ * The producer kdelay gives Kafka Streams ({@link RescuingProducer}), against a real broker that
+ * refuses some of the records: under exactly-once the transaction commits with every other record
+ * once and each refused fired record's dead letter in its place; at least once the same records
+ * arrive. Kafka Streams' callbacks never hear of a rescued refusal; what cannot be rescued reaches
+ * them as it came.
  *
  * <p>The target refuses records stamped more than an hour ago ({@code INVALID_TIMESTAMP}, one error
  * per record, the other records of the batch failing with it) and records over 2,000 bytes ({@code
@@ -117,7 +118,8 @@ class RescuedWritesIT {
     Mix mix = mix(40, Set.of(3, 11, 12, 25), Set.of(7, 30));
 
     // when
-    try (Producer<byte[], byte[]> producer = quarantine.watch(realProducer("rescue-eos"))) {
+    try (Producer<byte[], byte[]> producer =
+        new RescuingProducer(realProducer("rescue-eos"), quarantine)) {
       producer.initTransactions();
       producer.beginTransaction();
       for (ProducerRecord<byte[], byte[]> record : mix.records()) {
@@ -146,7 +148,7 @@ class RescuedWritesIT {
     Mix mix = mix(40, Set.of(0, 9, 10, 39), Set.of(20));
 
     // when
-    try (Producer<byte[], byte[]> producer = quarantine.watch(realProducer(null))) {
+    try (Producer<byte[], byte[]> producer = new RescuingProducer(realProducer(null), quarantine)) {
       for (ProducerRecord<byte[], byte[]> record : mix.records()) {
         producer.send(record, answers.callback(record));
       }
@@ -172,7 +174,8 @@ class RescuedWritesIT {
             target, null, System.currentTimeMillis() - 2 * HOUR_MS, utf8("x"), utf8("x"));
 
     // when
-    try (Producer<byte[], byte[]> producer = quarantine.watch(realProducer("rescue-none"))) {
+    try (Producer<byte[], byte[]> producer =
+        new RescuingProducer(realProducer("rescue-none"), quarantine)) {
       producer.initTransactions();
       producer.beginTransaction();
       for (ProducerRecord<byte[], byte[]> record : mix.records()) {
@@ -199,7 +202,7 @@ class RescuedWritesIT {
     Map<String, Object> settings = new HashMap<>();
     settings.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 1_000);
     try (Producer<byte[], byte[]> producer =
-        quarantine.watch(realProducer("rescue-timed-out", settings))) {
+        new RescuingProducer(realProducer("rescue-timed-out", settings), quarantine)) {
       producer.initTransactions();
       producer.beginTransaction();
       producer.send(new ProducerRecord<>(target, utf8("late"), utf8("late"))).get(30, SECONDS);

@@ -107,14 +107,13 @@ public final class DelayTopology {
 
   /**
    * Builds the topology as the service runs it: with a check of target topics, a metrics listener
-   * and the quarantine of records the producer refused, which must also be {@linkplain
-   * DeliveryQuarantine#install installed} in the properties the {@code KafkaStreams} is created
-   * with.
+   * and the quarantine of records the producer refused, which must also be installed ({@code
+   * DeliveryFailureHandler.install}) in the properties the {@code KafkaStreams} is created with.
    *
    * <pre>{@code
    * DeliveryQuarantine quarantine = new DeliveryQuarantine(config);
    * Properties props = StreamsTuning.streamsProperties(config);
-   * quarantine.install(props);
+   * DeliveryFailureHandler.install(props, quarantine);
    * new KafkaStreams(DelayTopology.build(config, targetTopics, metrics, quarantine), props);
    * }</pre>
    *

@@ -9,6 +9,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
+import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.nio.file.Path;
 import java.util.List;
@@ -106,8 +107,7 @@ class DeadLetterFitTest {
       RecordHeaders atOffsetOne = new RecordHeaders(first.headers().toArray());
       atOffsetOne.remove(DelayHeaders.SOURCE);
       atOffsetOne.add(DelayHeaders.SOURCE, bytes(delay.config.requestsTopic() + "-0@1"));
-      quarantine.refused(
-          DeliveryQuarantine.deadLetterCause(atOffsetOne), "MESSAGE_TOO_LARGE: refused");
+      quarantine.refused(Causes.deadLetter(atOffsetOne), "MESSAGE_TOO_LARGE: refused");
 
       // when: the request at offset 1
       delay.request(bytes("r"), bytes("v"), first.getRecordTime(), target);
@@ -122,8 +122,8 @@ class DeadLetterFitTest {
 
       // and: refused a second time, it is dropped rather than looping; its smallest form keeps
       // what it is about, so the retry is known
-      quarantine.refused(DeliveryQuarantine.deadLetterCause(retried.headers()), "again");
-      assertThat(quarantine.refusal(DeliveryQuarantine.deadLetterCause(atOffsetOne)))
+      quarantine.refused(Causes.deadLetter(retried.headers()), "again");
+      assertThat(quarantine.refusal(Causes.deadLetter(atOffsetOne)))
           .hasValueSatisfying(refusal -> assertThat(refusal.count()).isEqualTo(2));
     }
   }

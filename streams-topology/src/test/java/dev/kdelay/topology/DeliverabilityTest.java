@@ -7,6 +7,7 @@ import static dev.kdelay.topology.DelayDriver.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -142,7 +143,7 @@ class DeliverabilityTest {
 
       // when: the broker refused "refused" in a transaction that was then aborted
       quarantine.refused(
-          DeliveryQuarantine.firedCause("refused@" + due.toEpochMilli()),
+          Causes.fired("refused@" + due.toEpochMilli()),
           "MESSAGE_TOO_LARGE: The request included a message larger than the max message size");
       delay.advanceTo(due.plusMillis(10));
 

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.util.Map;
@@ -36,7 +37,7 @@ class DeliveryFailureHandlerTest {
         handler.handleError(null, fired, new RecordTooLargeException("too large")).result();
 
     assertThat(result).isEqualTo(Result.FAIL);
-    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("order-1@1700000000000")))
+    assertThat(quarantine.refusal(Causes.fired("order-1@1700000000000")))
         .hasValueSatisfying(
             refusal -> {
               assertThat(refusal.count()).isEqualTo(1);
@@ -62,7 +63,7 @@ class DeliveryFailureHandlerTest {
     handler.handleError(null, deadLetter, new InvalidTimestampException("old"));
     handler.handleError(null, retry, new InvalidTimestampException("old"));
 
-    assertThat(quarantine.refusal(DeliveryQuarantine.deadLetterCause(headers)))
+    assertThat(quarantine.refusal(Causes.deadLetter(headers)))
         .hasValueSatisfying(refusal -> assertThat(refusal.count()).isEqualTo(2));
   }
 
@@ -82,12 +83,12 @@ class DeliveryFailureHandlerTest {
   void shouldRefuseToStartWithoutTheQuarantineOfItsInstance() {
     assertThatThrownBy(() -> new DeliveryFailureHandler().configure(Map.of()))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining(DeliveryQuarantine.CONFIG);
+        .hasMessageContaining(DeliveryFailureHandler.CONFIG);
   }
 
   private DeliveryFailureHandler installed() {
     Properties props = new Properties();
-    quarantine.install(props);
+    DeliveryFailureHandler.install(props, quarantine);
     assertThat(props.get(StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG))
         .isEqualTo(DeliveryFailureHandler.class);
     DeliveryFailureHandler installed = new DeliveryFailureHandler();

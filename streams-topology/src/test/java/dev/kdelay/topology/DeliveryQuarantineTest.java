@@ -3,6 +3,7 @@ package dev.kdelay.topology;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
@@ -43,7 +44,7 @@ class DeliveryQuarantineTest {
 
     // then: each is known by its idempotency key
     for (int i = 0; i < 3; i++) {
-      assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("id-" + i + "@5"))).isPresent();
+      assertThat(quarantine.refusal(Causes.fired("id-" + i + "@5"))).isPresent();
     }
     assertThat(quarantine.learned()).isEqualTo(3);
   }
@@ -60,8 +61,8 @@ class DeliveryQuarantineTest {
 
     // then: the healthy record is not quarantined
     assertThat(learned).isFalse();
-    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("healthy@5"))).isEmpty();
-    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("bad@5"))).isPresent();
+    assertThat(quarantine.refusal(Causes.fired("healthy@5"))).isEmpty();
+    assertThat(quarantine.refusal(Causes.fired("bad@5"))).isPresent();
   }
 
   @Test
@@ -86,7 +87,7 @@ class DeliveryQuarantineTest {
     // UnknownServerException never reaches Kafka Streams' production exception handler
     quarantine.recordRefused(fired("t", "id"), new UnknownServerException("broker plugin"));
 
-    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("id@5")))
+    assertThat(quarantine.refusal(Causes.fired("id@5")))
         .hasValueSatisfying(
             refusal -> assertThat(refusal.error()).startsWith("UnknownServerException"));
   }
@@ -111,8 +112,8 @@ class DeliveryQuarantineTest {
     quarantine.recordRefused(fired("customers-changelog", "a"), new InvalidRecordException("x"));
     quarantine.recordRefused(fired(own, "b"), new InvalidRecordException("y"));
 
-    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("a@5"))).isPresent();
-    assertThat(quarantine.refusal(DeliveryQuarantine.firedCause("b@5"))).isEmpty();
+    assertThat(quarantine.refusal(Causes.fired("a@5"))).isPresent();
+    assertThat(quarantine.refusal(Causes.fired("b@5"))).isEmpty();
   }
 
   @Test

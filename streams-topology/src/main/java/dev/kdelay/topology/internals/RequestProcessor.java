@@ -13,6 +13,7 @@ import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
+import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeadLetters;
 import dev.kdelay.topology.internals.delivery.Deliverability;
 import dev.kdelay.topology.internals.delivery.Delivery;
@@ -526,7 +527,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     Record<byte[], byte[]> copy = record.withTimestamp(now).withHeaders(headers);
     if (!quarantine.isEmpty()) {
       Optional<DeliveryQuarantine.Refusal> refused =
-          quarantine.refusal(DeliveryQuarantine.reroutedCause(copy.key(), copy.value(), headers));
+          quarantine.refusal(Causes.rerouted(copy.key(), copy.value(), headers));
       if (refused.isPresent()) {
         deadLetter(
             record,

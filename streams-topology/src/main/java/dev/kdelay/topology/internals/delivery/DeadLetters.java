@@ -57,7 +57,7 @@ public final class DeadLetters {
 
   /** Writes a dead letter, fitted to the dead-letter topic. */
   public void write(Record<byte[], byte[]> deadLetter) {
-    String cause = DeliveryQuarantine.deadLetterCause(deadLetter.headers());
+    String cause = Causes.deadLetter(deadLetter.headers());
     Optional<DeliveryQuarantine.Refusal> refused = quarantine.refusal(cause);
     TargetTopic topic = topics.cached(dlqTopic);
     Record<byte[], byte[]> fitted;

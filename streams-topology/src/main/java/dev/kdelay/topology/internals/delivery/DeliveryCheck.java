@@ -101,7 +101,7 @@ public final class DeliveryCheck {
     Header key = fired.headers().lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
     Optional<String> error =
         quarantine
-            .refusal(DeliveryQuarantine.firedCause(new String(key.value(), StandardCharsets.UTF_8)))
+            .refusal(Causes.fired(new String(key.value(), StandardCharsets.UTF_8)))
             .map(DeliveryQuarantine.Refusal::error)
             .or(() -> quarantine.topicRefusal(fired.key().topic()));
     if (error.isEmpty()) {

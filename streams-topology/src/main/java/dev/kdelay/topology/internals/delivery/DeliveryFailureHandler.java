@@ -2,8 +2,10 @@ package dev.kdelay.topology.internals.delivery;
 
 import dev.kdelay.topology.LogValues;
 import java.util.Map;
+import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
 import org.slf4j.Logger;
@@ -19,24 +21,39 @@ import org.slf4j.LoggerFactory;
  * thread is replaced, the aborted work runs again, and this time the quarantined record is replaced
  * by a dead letter, so one refused record costs one failed transaction, not a loop.
  *
- * <p>Set up by {@link DeliveryQuarantine#install}; it runs on producer I/O threads (errors the
- * broker returned) and on stream threads (errors the producer raised in {@code send}).
+ * <p>Set up by {@link #install}; it runs on producer I/O threads (errors the broker returned) and
+ * on stream threads (errors the producer raised in {@code send}).
  */
 public final class DeliveryFailureHandler implements ProductionExceptionHandler {
 
   private static final Logger log = LoggerFactory.getLogger(DeliveryFailureHandler.class);
 
+  /** The key under which {@link #install} hands the quarantine to the handler. */
+  public static final String CONFIG = "kdelay.delivery.quarantine";
+
   private DeliveryQuarantine quarantine;
+
+  /**
+   * Sets Kafka Streams up to report refused records to {@code quarantine}: this class as the
+   * production exception handler, and the quarantine for it to find.
+   *
+   * @param streamsProperties the properties {@code KafkaStreams} is created with
+   */
+  public static void install(Properties streamsProperties, DeliveryQuarantine quarantine) {
+    streamsProperties.put(
+        StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeliveryFailureHandler.class);
+    streamsProperties.put(CONFIG, quarantine);
+  }
 
   @Override
   public void configure(Map<String, ?> configs) {
-    Object configured = configs.get(DeliveryQuarantine.CONFIG);
+    Object configured = configs.get(CONFIG);
     if (!(configured instanceof DeliveryQuarantine given)) {
       throw new ConfigException(
-          DeliveryQuarantine.CONFIG,
+          CONFIG,
           configured,
           "must be the DeliveryQuarantine of this KafkaStreams instance; use"
-              + " DeliveryQuarantine.install(properties)");
+              + " DeliveryFailureHandler.install(properties, quarantine)");
     }
     this.quarantine = given;
   }
@@ -44,7 +61,7 @@ public final class DeliveryFailureHandler implements ProductionExceptionHandler 
   @Override
   public Response handleError(
       ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
-    // A watched producer (DeliveryQuarantine.watch) reported it already; this is the one Kafka
+    // A watched producer (RescuingProducer) reported it already; this is the one Kafka
     // Streams hears of, recorded here when nothing watches the producer.
     boolean recordedNow = quarantine.recordRefused(record, exception);
     log.error(

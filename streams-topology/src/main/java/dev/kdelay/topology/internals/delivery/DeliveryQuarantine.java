@@ -6,19 +6,16 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
-import java.util.Arrays;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.OptionalLong;
-import java.util.Properties;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.WeakHashMap;
 import java.util.function.LongSupplier;
-import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.KafkaException;
 import org.apache.kafka.common.errors.ApiException;
@@ -37,21 +34,20 @@ import org.apache.kafka.common.errors.UnknownProducerIdException;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.protocol.Errors;
-import org.apache.kafka.streams.StreamsConfig;
 
 /**
  * What kdelay does about records the broker refuses: its safety net for what its deliverability
  * checks could not foresee (a topic's limits changed since kdelay read them, a broker-side policy,
  * a permission taken away).
  *
- * <p><b>A refused write is rescued.</b> The producers Kafka Streams uses are {@linkplain #watch
- * watched} by a {@link RescuingProducer}: when the broker refuses a fired record, it finds that
- * record by sending each suspect alone, puts the record's {@code UNDELIVERABLE} dead letter in its
- * place ({@link #deadLetterFor}; a refused dead letter gets its smallest form), and writes the
- * transaction again before Kafka Streams commits it. No stream thread fails, the healthy records of
- * the transaction are late by the rescue's few round trips, and each task still ends in one fire or
- * one dead letter. The refusal is {@linkplain #rescued remembered} as below, so that work done
- * again writes the dead letter at once.
+ * <p><b>A refused write is rescued.</b> The producers Kafka Streams uses are watched by a rescuing
+ * producer (built on this quarantine, given to Kafka Streams by the client supplier): when the
+ * broker refuses a fired record, it finds that record by sending each suspect alone, puts the
+ * record's {@code UNDELIVERABLE} dead letter in its place ({@link #deadLetterFor}; a refused dead
+ * letter gets its smallest form), and writes the transaction again before Kafka Streams commits it.
+ * No stream thread fails, the healthy records of the transaction are late by the rescue's few round
+ * trips, and each task still ends in one fire or one dead letter. The refusal is {@linkplain
+ * #rescued remembered} as below, so that work done again writes the dead letter at once.
  *
  * <p><b>What cannot be rescued fails the thread, once.</b> A refused changelog record or rerouted
  * request, a dead letter refused even in its smallest form, or an error that is not about a record
@@ -61,22 +57,23 @@ import org.apache.kafka.streams.StreamsConfig;
  * ({@link #recordRefused}), and on the retry kdelay writes a dead letter in its place:
  *
  * <ul>
- *   <li>a fired record ({@link #firedCause}) is dead-lettered as {@code UNDELIVERABLE};
- *   <li>a dead letter ({@link #deadLetterCause}) is written without its value and carried headers,
+ *   <li>a fired record ({@link Causes#fired}) is dead-lettered as {@code UNDELIVERABLE};
+ *   <li>a dead letter ({@link Causes#deadLetter}) is written without its value and carried headers,
  *       and, refused again, dropped with an ERROR log line: the one loss left, for a dead-letter
  *       topic that refuses even a few hundred bytes;
- *   <li>a request forwarded to the reroute topic ({@link #reroutedCause}) is dead-lettered;
+ *   <li>a request forwarded to the reroute topic ({@link Causes#rerouted}) is dead-lettered;
  *   <li>a topic kdelay may not write to, or that the broker calls invalid, gets no fired records
  *       for {@link #TOPIC_REFUSAL_MS} ({@link #topicRefusal}).
  * </ul>
  *
  * <p>The records it learns of are the ones the rescue found refused alone and could not replace
  * (reported by the producer before Kafka Streams hears of them), and the one Kafka Streams' own
- * handler hears of ({@link DeliveryFailureHandler}). Kafka Streams treats some refusals as fatal
- * and never shows its handler (authorization, {@code InvalidTopicException}); {@link #learn} takes
- * a topic kdelay may not write to from the failure itself. An error that is not the record's own is
- * not held against it: a transaction aborted, a batch-mate's invalid record, a failure of the whole
- * transaction; and the same exception object counts once.
+ * handler hears of (the production exception handler, installed with this quarantine). Kafka
+ * Streams treats some refusals as fatal and never shows its handler (authorization, {@code
+ * InvalidTopicException}); {@link #learn} takes a topic kdelay may not write to from the failure
+ * itself. An error that is not the record's own is not held against it: a transaction aborted, a
+ * batch-mate's invalid record, a failure of the whole transaction; and the same exception object
+ * counts once.
  *
  * <p><b>Progress after a failure.</b> A failed transaction may hold records the broker never
  * judged. So for {@link #RECOVERY_MS} after a refusal that failed a transaction the punctuations
@@ -91,9 +88,6 @@ import org.apache.kafka.streams.StreamsConfig;
  * the checks run on stream threads.
  */
 public final class DeliveryQuarantine {
-
-  /** The key under which {@link #install} hands this object to {@link DeliveryFailureHandler}. */
-  public static final String CONFIG = "kdelay.delivery.quarantine";
 
   /** How long a topic that refused kdelay's writes gets no fired records, before it is tried. */
   static final long TOPIC_REFUSAL_MS = 60_000;
@@ -182,28 +176,6 @@ public final class DeliveryQuarantine {
     this.config = Objects.requireNonNull(config, "config cannot be null");
     this.metrics = Objects.requireNonNull(metrics, "metrics cannot be null");
     this.clock = Objects.requireNonNull(clock, "clock cannot be null");
-  }
-
-  /**
-   * Sets Kafka Streams up to report refused records here: {@link DeliveryFailureHandler} as the
-   * production exception handler, and this object for it to find.
-   *
-   * @param streamsProperties the properties {@code KafkaStreams} is created with
-   */
-  public void install(Properties streamsProperties) {
-    streamsProperties.put(
-        StreamsConfig.PRODUCTION_EXCEPTION_HANDLER_CLASS_CONFIG, DeliveryFailureHandler.class);
-    streamsProperties.put(CONFIG, this);
-  }
-
-  /**
-   * The producer, watched: a write the broker refused a record in is rescued, the record replaced
-   * by its dead letter ({@link RescuingProducer}), and a record refused alone that it cannot
-   * replace is {@linkplain #recordRefused recorded} before the caller's callback runs. Give it the
-   * producers Kafka Streams creates ({@code KafkaClientSupplier.getProducer}).
-   */
-  public Producer<byte[], byte[]> watch(Producer<byte[], byte[]> producer) {
-    return new RescuingProducer(producer, this);
   }
 
   /**
@@ -340,49 +312,6 @@ public final class DeliveryQuarantine {
     return last != Long.MIN_VALUE && clock.getAsLong() - last < RECOVERY_MS;
   }
 
-  /** The cause of a fired record: its idempotency key. */
-  public static String firedCause(String idempotencyKey) {
-    return "fired:" + idempotencyKey;
-  }
-
-  /**
-   * The cause of a dead letter: its code and what it is about, which every form of it keeps (its
-   * key, value and carried headers may be left out) and a retry writes again unchanged: a fired
-   * record's idempotency key, a request's source position, or a stored entry's id and due time. Not
-   * its timestamp (the time it is written) nor its message (which may say how old a record is),
-   * which change from one try to the next.
-   */
-  public static String deadLetterCause(Headers headers) {
-    String about = text(headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY));
-    if (about.isEmpty()) {
-      about = text(headers.lastHeader(DelayHeaders.SOURCE));
-    }
-    if (about.isEmpty()) {
-      about =
-          text(headers.lastHeader(DelayHeaders.ID))
-              + "@"
-              + text(headers.lastHeader(DelayHeaders.DUE_AT));
-    }
-    return "dead-letter:" + text(headers.lastHeader(DelayHeaders.ERROR)) + ":" + about;
-  }
-
-  /**
-   * The cause of a request forwarded to the reroute topic: the request itself (its key, value and
-   * headers, which carry its timestamp), as every retry forwards it again.
-   */
-  public static String reroutedCause(byte[] key, byte[] value, Headers headers) {
-    int hash = Arrays.hashCode(key);
-    hash = 31 * hash + Arrays.hashCode(value);
-    for (Header header : headers) {
-      hash = 31 * hash + header.key().hashCode();
-      hash = 31 * hash + Arrays.hashCode(header.value());
-    }
-    return "rerouted:"
-        + Integer.toHexString(hash)
-        + "/"
-        + text(headers.lastHeader(DelayHeaders.REQUESTED_AT));
-  }
-
   /**
    * The cause of a record kdelay wrote, told from the record alone (the handler's context names
    * whatever the stream thread is processing when the broker's answer arrives, not the record's
@@ -392,14 +321,14 @@ public final class DeliveryQuarantine {
    */
   Optional<String> causeOf(String topic, byte[] key, byte[] value, Headers headers) {
     if (topic.equals(config.dlqTopic())) {
-      return Optional.of(deadLetterCause(headers));
+      return Optional.of(Causes.deadLetter(headers));
     }
     if (topic.equals(config.rerouteTopic())) {
-      return Optional.of(reroutedCause(key, value, headers));
+      return Optional.of(Causes.rerouted(key, value, headers));
     }
     Header idempotencyKey = headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
     if (idempotencyKey != null && !topic.equals(changelogTopic())) {
-      return Optional.of(firedCause(text(idempotencyKey)));
+      return Optional.of(Causes.fired(Causes.text(idempotencyKey)));
     }
     return Optional.empty();
   }
@@ -480,7 +409,7 @@ public final class DeliveryQuarantine {
    * What a stream thread's failure was, as far as the quarantine is concerned.
    *
    * @param topics topics quarantined now, for want of permission (Kafka Streams treats that as
-   *     fatal, and a producer that is not {@linkplain #watch watched} never reports it)
+   *     fatal, and a producer that is not watched never reports it)
    * @param handled whether the failure was a refusal the quarantine learned: the retry dead-letters
    *     the refused record instead, so the failure is progress, not a loop
    */

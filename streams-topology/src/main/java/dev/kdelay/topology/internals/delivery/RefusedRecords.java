@@ -71,7 +71,7 @@ public final class RefusedRecords {
     if (key == null) {
       // A compacted dead-letter topic refuses a record without a key; keyed by what it is about,
       // two dead letters never compact each other.
-      key = utf8(DeliveryQuarantine.deadLetterCause(deadLetter.headers()));
+      key = utf8(Causes.deadLetter(deadLetter.headers()));
     }
     return Optional.of(
         new ProducerRecord<>(

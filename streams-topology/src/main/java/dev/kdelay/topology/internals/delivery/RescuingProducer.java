@@ -126,7 +126,13 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
   /** Why the rescue of this transaction was given up, once it was. */
   private Exception gaveUpFor;
 
-  RescuingProducer(Producer<byte[], byte[]> producer, DeliveryQuarantine quarantine) {
+  /**
+   * The producer, watched: a write the broker refused a record in is rescued, the record replaced
+   * by its dead letter, and a record refused alone that it cannot replace is {@linkplain
+   * DeliveryQuarantine#recordRefused recorded} before the caller's callback runs. Give it the
+   * producers Kafka Streams creates ({@code KafkaClientSupplier.getProducer}).
+   */
+  public RescuingProducer(Producer<byte[], byte[]> producer, DeliveryQuarantine quarantine) {
     this.producer = producer;
     this.quarantine = quarantine;
   }
