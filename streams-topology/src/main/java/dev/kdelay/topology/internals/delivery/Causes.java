@@ -7,8 +7,8 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 
 /**
- * What a record kdelay writes is about, as the {@link DeliveryQuarantine} remembers refusals: the
- * same for every try of the same write, so that a retry finds the refusal of the try before.
+ * What a record kdelay writes is about, as the delivery quarantine remembers refusals: the same for
+ * every try of the same write, so that a retry finds the refusal of the try before.
  */
 public final class Causes {
 

@@ -13,8 +13,7 @@ import org.apache.kafka.streams.processor.api.Record;
 
 /**
  * The dead letter that takes the place of a record the broker refused, when the producer rescues
- * the transaction the refusal failed (see {@link DeliveryQuarantine}). Two kinds of record have
- * one:
+ * the transaction the refusal failed (see the delivery quarantine). Two kinds of record have one:
  *
  * <ul>
  *   <li>a fired record: its {@code UNDELIVERABLE} dead letter, as the fire path writes one for a
@@ -34,7 +33,7 @@ public final class RefusedRecords {
    * The dead letter to write instead of a refused record, if it has one.
    *
    * @param refused the record as the producer was given it: a fired record or a dead letter
-   * @param error the broker's error, as {@link DeliveryQuarantine#describe} gives it
+   * @param error the broker's error, as the quarantine describes it
    * @param smallest whether to give the smallest form (the whole one was refused too)
    * @param config names kdelay's own topics and the producer's limit
    * @param nowMs when it is written: its timestamp
@@ -48,7 +47,7 @@ public final class RefusedRecords {
     Record<byte[], byte[]> deadLetter;
     if (refused.topic().equals(config.dlqTopic())) {
       deadLetter =
-          DeadLetters.smallest(
+          DeadLetterForms.smallest(
               new Record<>(
                   refused.key(),
                   refused.value(),
@@ -62,8 +61,8 @@ public final class RefusedRecords {
       Record<byte[], byte[]> whole = new Record<>(refused.key(), refused.value(), nowMs, headers);
       deadLetter =
           smallest
-              ? DeadLetters.smallest(whole)
-              : DeadLetters.fitted(whole, StreamsTuning.producerMaxRequestBytes(config));
+              ? DeadLetterForms.smallest(whole)
+              : DeadLetterForms.fitted(whole, StreamsTuning.producerMaxRequestBytes(config));
     } else {
       return Optional.empty();
     }
