@@ -32,9 +32,9 @@ final class ChangelogRestore {
   }
 
   /**
-   * The writes that apply {@code changes}, sorted by key: index keys arrive scattered over the time
-   * range, and in key order RocksDB's memtable inserts are short searches (see {@link
-   * StagedWrites}).
+   * The writes that apply {@code changes}. Their index keys arrive scattered over the time range:
+   * made in key order (as {@link RocksDbInstance#write} makes them), RocksDB's memtable inserts are
+   * short searches (see {@link StagedWrites}).
    *
    * @param positions what each record says it replaced ({@link ScheduleChangelog#replaced}), null
    *     where it does not say
@@ -58,7 +58,6 @@ final class ChangelogRestore {
         current.put(Bytes.wrap(id), next);
       }
     }
-    writes.sortByKey();
     return writes;
   }
 

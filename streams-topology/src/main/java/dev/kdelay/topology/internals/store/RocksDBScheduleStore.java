@@ -1,8 +1,6 @@
 package dev.kdelay.topology.internals.store;
 
 import java.io.File;
-import java.io.IOException;
-import java.nio.file.Files;
 import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
@@ -18,16 +16,10 @@ import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
 import org.apache.kafka.streams.query.Position;
-import org.apache.kafka.streams.state.RocksDBConfigSetter;
-import org.rocksdb.BloomFilter;
-import org.rocksdb.FlushOptions;
 import org.rocksdb.Holder;
-import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
 import org.rocksdb.RocksIterator;
-import org.rocksdb.WriteBatch;
-import org.rocksdb.WriteOptions;
 
 /**
  * The bytes level of the schedule store: one RocksDB instance holding each id's {@link
@@ -75,18 +67,11 @@ import org.rocksdb.WriteOptions;
  */
 public final class RocksDBScheduleStore implements ScheduleBytes {
 
-  static {
-    RocksDB.loadLibrary();
-  }
-
   private final String name;
   private final Position position = Position.emptyPosition();
   private StateStoreContext context;
+  private RocksDbInstance rocks;
   private RocksDB db;
-  private Options options;
-  private BloomFilter filter;
-  private WriteOptions writeOptions;
-  private RocksDBConfigSetter configSetter;
   private volatile boolean open;
   private boolean flushOnCommit = true;
   private long readBytes;
@@ -141,32 +126,16 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   }
 
   public void openDb(File dir, Map<String, Object> configs) {
-    try {
-      Files.createDirectories(dir.toPath());
-    } catch (IOException e) {
-      throw new ProcessorStateException("cannot create state directory " + dir, e);
-    }
     flushOnCommit =
         !StreamsConfig.EXACTLY_ONCE_V2.equals(
             String.valueOf(configs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
     keepsUnwritten = !flushOnCommit;
-    filter = RocksDbOptions.filter();
-    options = RocksDbOptions.defaults(filter);
-    configSetter = RocksDbOptions.configSetter(configs);
-    if (configSetter != null) {
-      configSetter.setConfig(name, options, configs);
-    }
-    writeOptions = new WriteOptions().setDisableWAL(true);
-    try {
-      db = RocksDB.open(options, dir.getAbsolutePath());
-      StoreFormat.check(db, writeOptions, name, dir);
-      bulkLoading = new BulkLoading(db, options, name, System::currentTimeMillis);
-      sweep = new ExpirySweep(db, writeOptions, bounds, name);
-      restore = new ChangelogRestore(db, bounds);
-      listings = new StoreListings(db, bounds, name);
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("cannot open RocksDB store " + name + " in " + dir, e);
-    }
+    rocks = RocksDbInstance.open(dir, name, configs);
+    db = rocks.db;
+    bulkLoading = new BulkLoading(db, rocks.options, name, System::currentTimeMillis);
+    sweep = new ExpirySweep(db, rocks.writeOptions, bounds, name);
+    restore = new ChangelogRestore(db, bounds);
+    listings = new StoreListings(db, bounds, name);
     open = true;
   }
 
@@ -305,12 +274,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     writesMade += writes.count();
     // In key order, each memtable insert searches from where the previous one landed (see
     // StagedWrites): a fire's three writes go to three distant key ranges, a request's two.
-    writes.sortByKey();
-    try (WriteBatch batch = writes.toWriteBatch()) {
-      db.write(writeOptions, batch);
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("write failed in store " + name, e);
-    }
+    rocks.write(writes, "write");
   }
 
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
@@ -396,7 +360,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     }
     readBytes += found.readBytes();
     readFromDb += found.readFromDb();
-    deleteKeys(found.stale());
+    rocks.delete(found.stale());
     return held.isEmpty()
         ? found.batch()
         : unwritten.merged(found.batch(), found.taken(), held, maxCount, maxBytes, nowMs, bounds);
@@ -470,25 +434,13 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
       if (!changes.isEmpty()) {
         bulkLoading.restoring(newestMs);
       }
-      try (WriteBatch batch = restore.writes(changes, positions).toWriteBatch()) {
-        db.write(writeOptions, batch);
+      StagedWrites writes;
+      try {
+        writes = restore.writes(changes, positions);
       } catch (RocksDBException e) {
         throw new ProcessorStateException("restore failed in store " + name, e);
       }
-    }
-  }
-
-  private void deleteKeys(List<byte[]> keys) {
-    if (keys.isEmpty()) {
-      return;
-    }
-    try (WriteBatch batch = new WriteBatch()) {
-      for (byte[] key : keys) {
-        batch.delete(key);
-      }
-      db.write(writeOptions, batch);
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("delete failed in store " + name, e);
+      rocks.write(writes, "restore");
     }
   }
 
@@ -514,11 +466,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   public synchronized long approximateNumKeys() {
     checkOpen();
     makeCollected();
-    try {
-      return db.getLongProperty("rocksdb.estimate-num-keys") + 2L * unwritten.size();
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("cannot read key count of store " + name, e);
-    }
+    return rocks.approximateNumKeys() + 2L * unwritten.size();
   }
 
   /**
@@ -534,15 +482,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
       makeCollected();
     }
     if (flushOnCommit && open) {
-      persistMemtables();
-    }
-  }
-
-  private void persistMemtables() {
-    try (FlushOptions flush = new FlushOptions().setWaitForFlush(true)) {
-      db.flush(flush);
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("flush failed in store " + name, e);
+      rocks.flush();
     }
   }
 
@@ -554,18 +494,12 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     open = false;
     try {
       makeAll(); // the writes a caller made and the entries kept in memory only
-      persistMemtables(); // before Kafka Streams writes the checkpoint naming the changelog offset
+      rocks.flush(); // before Kafka Streams writes the checkpoint naming the changelog offset
     } finally {
       collected.take();
       unwritten.clear();
       forgetKnownEntries();
-      db.close();
-      if (configSetter != null) {
-        configSetter.close(name, options);
-      }
-      writeOptions.close();
-      options.close();
-      filter.close();
+      rocks.close();
     }
   }
 
