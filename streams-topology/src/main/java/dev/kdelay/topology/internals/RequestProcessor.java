@@ -13,7 +13,6 @@ import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
-import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeadLetters;
 import dev.kdelay.topology.internals.delivery.Deliverability;
 import dev.kdelay.topology.internals.delivery.Delivery;
@@ -22,11 +21,9 @@ import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.FireCommits;
 import dev.kdelay.topology.internals.delivery.FireSteps;
 import dev.kdelay.topology.internals.delivery.OutputRecords;
-import dev.kdelay.topology.internals.delivery.Sinks;
 import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
-import dev.kdelay.topology.internals.store.ScheduleEntry;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
@@ -37,7 +34,6 @@ import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -102,6 +98,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private ScheduleWrites writes;
   private PartitionState gauges;
   private TaskFence fence;
+  private Rerouting rerouting;
   private Cancellable counting;
   private MeteredScheduleStore store;
 
@@ -155,6 +152,9 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.context = context;
     this.requestsPartition = new TopicPartition(requestsTopic, context.taskId().partition());
     this.reroutePartition = new TopicPartition(rerouteTopic, context.taskId().partition());
+    this.rerouting =
+        new Rerouting(
+            context, requestsTopic, rerouteTopic, requestsPartitions, quarantine, metrics);
     forgetPolled();
     // Anew at every start: a copy whose transaction aborted never comes back.
     this.waits = new TopicWaits(config.targetTopicsLookupTimeout().toMillis());
@@ -285,7 +285,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   public void process(Record<byte[], byte[]> record) {
     context.recordMetadata().ifPresent(this::beforeProcessing);
     long now = context.currentSystemTimeMs();
-    TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), fromRerouteTopic());
+    TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), rerouting.fromRerouteTopic());
     if (record.headers().lastHeader(TopicWaits.HEADER) != null) {
       // kdelay's own, read above: never carried into a stored task or a dead letter.
       Headers headers = new RecordHeaders(record.headers().toArray());
@@ -309,7 +309,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     if (fence.isFence(record, context.recordMetadata())) {
       return; // kdelay's own, read so that this task's commits carry its offsets
     }
-    if (misrouted(record)) {
+    if (rerouting.misrouted(record)) {
       reroute(record, now, null);
       return;
     }
@@ -350,7 +350,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 ? Optional.<Rejection>empty()
                 : check.atIntake(
                     request.id(), request.schedule(), target.orElse(TargetTopic.UNKNOWN)))
-            .or(() -> schedules.apply(request, originOf(record), now, delivery));
+            .or(() -> schedules.apply(request, rerouting.originOf(record), now, delivery));
     if (refused.isPresent()) {
       deadLetter(record, request.action(), refused.get(), now);
       return;
@@ -447,13 +447,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     return new TopicPartition(metadata.topic(), metadata.partition());
   }
 
-  private boolean fromRerouteTopic() {
-    return context
-        .recordMetadata()
-        .map(metadata -> rerouteTopic.equals(metadata.topic()))
-        .orElse(false);
-  }
-
   /** Dead-letters a request kdelay failed on unexpectedly, naming the error in the log. */
   private void failed(Record<byte[], byte[]> record, long now, RuntimeException failure) {
     String source =
@@ -505,60 +498,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     return now;
   }
 
-  /**
-   * Forwards a request to the partition its id hashes to, unless the producer refused that once
-   * already: then it is dead-lettered, since the reroute topic will not take it. The copy is
-   * stamped with the time it is written, which no topic's timestamp limits refuse (a backlog of old
-   * requests would otherwise be), and carries the request's own timestamp in {@code
-   * delay-requested-at}, which its owner reads it by ({@link RequestTimestamps}).
-   *
-   * @param waiting the {@link TopicWaits#HEADER} the copy carries, or null
-   * @return whether it was forwarded; false if it was dead-lettered
-   */
-  private boolean reroute(Record<byte[], byte[]> record, long now, byte[] waiting) {
-    Headers headers = new RecordHeaders(record.headers().toArray());
-    headers.remove(DelayHeaders.REQUESTED_AT);
-    headers.remove(TaskFence.HEADER); // a request's own would make its copy read back as a fence
-    headers.remove(TopicWaits.HEADER);
-    if (waiting != null) {
-      headers.add(TopicWaits.HEADER, waiting);
-    }
-    headers.add(DelayHeaders.REQUESTED_AT, OutputRecords.utf8(Long.toString(record.timestamp())));
-    Record<byte[], byte[]> copy = record.withTimestamp(now).withHeaders(headers);
-    if (!quarantine.isEmpty()) {
-      Optional<DeliveryQuarantine.Refusal> refused =
-          quarantine.refusal(Causes.rerouted(copy.key(), copy.value(), headers));
-      if (refused.isPresent()) {
-        deadLetter(
-            record,
-            actionOf(record),
-            new Rejection(
-                RejectionReason.UNDELIVERABLE,
-                "the reroute topic refused this request: " + refused.get().error()),
-            now);
-        return false;
-      }
-    }
-    context.forward(copy, Sinks.REROUTE);
-    if (waiting == null) {
-      Delivery.afterward(metrics::requestRerouted);
-    }
-    return true;
-  }
-
-  /** Where a request was read, and what it is: ties between requests for an id are told by it. */
-  private ScheduleEntry.Origin originOf(Record<byte[], byte[]> record) {
-    Optional<RecordMetadata> metadata = context.recordMetadata();
-    byte source = ScheduleEntry.Origin.NONE;
-    if (metadata.isPresent() && requestsTopic.equals(metadata.get().topic())) {
-      source = ScheduleEntry.Origin.REQUESTS;
-    } else if (metadata.isPresent() && rerouteTopic.equals(metadata.get().topic())) {
-      source = ScheduleEntry.Origin.REROUTED;
-    }
-    return new ScheduleEntry.Origin(
-        source, RequestDigest.of(record.key(), record.value(), record.headers()));
-  }
-
   /** Whether the request's id has a write held (at least once): see {@link HeldWrites}. */
   private boolean heldBack(Record<byte[], byte[]> record) {
     if (record.key() == null || writes.heldCount() == 0) {
@@ -569,20 +508,15 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   }
 
   /**
-   * Whether the record sits on another partition than the one its id hashes to: a client with
-   * another partitioner (librdkafka's default is not murmur2) sent it. Requests for one id must
-   * meet in one place, so it moves there.
+   * Forwards a request through the reroute topic ({@link Rerouting}), or dead-letters it if the
+   * reroute topic refused it once already.
+   *
+   * @return whether it was forwarded
    */
-  private boolean misrouted(Record<byte[], byte[]> record) {
-    if (record.key() == null || requestsPartitions <= 1) {
-      return false;
-    }
-    Optional<RecordMetadata> metadata = context.recordMetadata();
-    if (metadata.isEmpty() || !metadata.get().topic().equals(requestsTopic)) {
-      return false;
-    }
-    int owner = Utils.toPositive(Utils.murmur2(record.key())) % requestsPartitions;
-    return owner != metadata.get().partition();
+  private boolean reroute(Record<byte[], byte[]> record, long now, byte[] waiting) {
+    Optional<Rejection> refused = rerouting.forward(record, now, waiting);
+    refused.ifPresent(rejection -> deadLetter(record, actionOf(record), rejection, now));
+    return refused.isEmpty();
   }
 
   private void deadLetter(
