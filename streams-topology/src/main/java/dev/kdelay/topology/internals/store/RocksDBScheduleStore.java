@@ -64,6 +64,12 @@ import org.rocksdb.RocksIterator;
  * <p>Written by one thread at a time (the stream thread that owns the task, or the one restoring
  * it); interactive queries read from other threads. Every method holds the store's lock, so a
  * query's read and the owner's close never overlap; uncontended, it costs nanoseconds.
+ *
+ * <p>This class keeps the lock and the order of operations; the parts, none thread-safe on its own,
+ * are {@link RocksDbInstance} (the instance and its options), {@link CollectedWrites}, {@link
+ * ReadAhead}, {@link NearDueEntries} and {@link UnwrittenEntries} (what the store holds in memory),
+ * {@link DueScan} and {@link IndexBounds} (the due index), {@link ExpirySweep}, {@link
+ * ChangelogRestore} and {@link StoreListings}.
  */
 public final class RocksDBScheduleStore implements ScheduleBytes {
 
