@@ -56,7 +56,7 @@ public final class DelayTopology {
 
   /**
    * The stores of kdelay's first layout (two stores), which this version neither reads nor
-   * migrates: see the README, "Upgrading from the two-store layout".
+   * migrates: see docs/operations.md, "Upgrading from the two-store layout".
    */
   public static final List<String> FIRST_LAYOUT_STORES = StoreFormat.FIRST_LAYOUT_STORES;
 

@@ -146,7 +146,9 @@ public final class StreamsTuning {
     // the lowest session timeout a broker with default settings accepts
     // (group.min.session.timeout.ms); the transaction timeout stays below it so that, on a broker
     // that checks for timed-out transactions every second, the abort never sets the pace. Lower
-    // costs evictions during GC pauses and aborted transactions during stalls: see the README.
+    // costs evictions during GC pauses and aborted transactions during stalls: see
+    // docs/configuration.md,
+    // "Failover tuning".
     // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
     // over a plain one, so a prefixed default would silently override a user's plain one.
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);

@@ -21,8 +21,8 @@ import org.slf4j.LoggerFactory;
  *       Streams then restores it from the changelog).
  *   <li>The store's name carries the layout ({@link #SCHEDULES_STORE}), so its changelog is a new
  *       topic and the first layout's changelogs are never restored into it. The first layout is not
- *       migrated: a state directory of it is reported at start, with what to do (see the README,
- *       "Upgrading from the two-store layout").
+ *       migrated: a state directory of it is reported at start, with what to do (see
+ *       docs/operations.md, "Upgrading from the two-store layout").
  * </ul>
  */
 public final class StoreFormat {
