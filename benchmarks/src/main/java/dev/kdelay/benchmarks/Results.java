@@ -265,9 +265,7 @@ final class Results {
             broker == BrokerProfile.STOCK
                 ? "Apache Kafka's default settings (as managed Kafka)"
                 : "kdelay's recommended settings (as bin/kdelay)")
-        .line(
-            "  streams     (kdelay, textbook and ceiling, from StreamsTuning.streamsProperties(DelayConfig))%s",
-            keys)
+        .line("  streams     (kdelay, textbook and ceiling, from StreamsTuning)%s", keys)
         .line(
             "  overrides   %s",
             overrides.isEmpty() ? "none: kdelay's defaults" : "--set " + overrides)

@@ -34,8 +34,8 @@ import org.apache.kafka.streams.state.Stores;
  * changelog tombstone.
  *
  * <pre>{@code
- * KafkaStreams streams =
- *     new KafkaStreams(TextbookDelay.topology("delay-requests"), StreamsTuning.streamsProperties(config));
+ * Properties props = StreamsTuning.streamsProperties(config);
+ * KafkaStreams streams = new KafkaStreams(TextbookDelay.topology("delay-requests"), props);
  * }</pre>
  */
 public final class TextbookDelay {
