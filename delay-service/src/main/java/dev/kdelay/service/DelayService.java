@@ -4,6 +4,8 @@ import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.service.deadletters.DeadLetterPages;
+import dev.kdelay.service.failover.OrphanedTransactions;
+import dev.kdelay.service.failover.PeerEviction;
 import dev.kdelay.service.http.AdminApi;
 import dev.kdelay.service.http.ConsoleRoutes;
 import dev.kdelay.service.http.DeadLetterRoutes;
