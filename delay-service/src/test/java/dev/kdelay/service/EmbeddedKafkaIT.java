@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.net.InetAddress;
