@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
+import dev.kdelay.service.broker.EmbeddedKafka;
 import dev.kdelay.service.config.ClientProperties;
 import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.service.deadletters.DeadLetterPages;
