@@ -1,6 +1,6 @@
 package dev.kdelay.benchmarks;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.util.HashMap;
 import java.util.Map;

@@ -2,7 +2,7 @@ package dev.kdelay.benchmarks;
 
 import dev.kdelay.benchmarks.textbook.TextbookDelay;
 import dev.kdelay.service.DelayService;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.StreamsTuning;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;

@@ -1,6 +1,6 @@
 package dev.kdelay.benchmarks;
 
-import dev.kdelay.service.BrokerProfile;
+import dev.kdelay.service.broker.BrokerProfile;
 import dev.kdelay.topology.DelayTopology;
 import java.io.IOException;
 import java.nio.file.Files;

@@ -1,7 +1,7 @@
 package dev.kdelay.benchmarks;
 
-import dev.kdelay.service.BrokerProfile;
-import dev.kdelay.service.EmbeddedKafka;
+import dev.kdelay.service.broker.BrokerProfile;
+import dev.kdelay.service.broker.EmbeddedKafka;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;

@@ -1,7 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import dev.kdelay.benchmarks.textbook.TextbookDelay;
-import dev.kdelay.service.BrokerProfile;
+import dev.kdelay.service.broker.BrokerProfile;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.StreamsTuning;
 import java.time.Duration;

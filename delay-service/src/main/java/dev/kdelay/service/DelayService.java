@@ -3,7 +3,12 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
+import dev.kdelay.service.broker.EmbeddedKafka;
+import dev.kdelay.service.config.ClientProperties;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.service.deadletters.DeadLetterPages;
+import dev.kdelay.service.failover.OrphanedTransactions;
+import dev.kdelay.service.failover.PeerEviction;
 import dev.kdelay.service.http.AdminApi;
 import dev.kdelay.service.http.ConsoleRoutes;
 import dev.kdelay.service.http.DeadLetterRoutes;

@@ -8,6 +8,8 @@ import dev.kdelay.service.cli.IdCommand;
 import dev.kdelay.service.cli.ScheduleCommand;
 import dev.kdelay.service.cli.UsageException;
 import dev.kdelay.service.cli.WatchCommand;
+import dev.kdelay.service.config.ConfigSources;
+import dev.kdelay.service.config.ServiceConfig;
 import java.io.PrintStream;
 import java.nio.file.Path;
 import java.util.Arrays;

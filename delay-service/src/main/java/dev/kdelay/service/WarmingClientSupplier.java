@@ -92,7 +92,10 @@ final class WarmingClientSupplier
     return producer;
   }
 
-  /** The transactional ids of this instance's producers, so far: {@link OrphanedTransactions}. */
+  /**
+   * The transactional ids of this instance's producers, so far: {@link
+   * dev.kdelay.service.failover.OrphanedTransactions}.
+   */
   Set<String> transactionalIds() {
     return Set.copyOf(transactionalIds);
   }

@@ -5,7 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kdelay.client.retry.RetryPolicy;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.DelayService;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;

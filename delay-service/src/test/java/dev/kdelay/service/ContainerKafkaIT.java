@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;

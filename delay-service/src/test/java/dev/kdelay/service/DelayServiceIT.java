@@ -8,6 +8,7 @@ import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.client.FiredTask;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.TargetTopicReader.Received;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import java.nio.charset.StandardCharsets;

@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import dev.kdelay.service.broker.BrokerProfile;
 import java.util.Map;
 import java.util.function.UnaryOperator;
 import org.apache.kafka.common.security.auth.SecurityProtocol;

@@ -8,6 +8,7 @@ import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.cli.CommandLine;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.PrintStream;

@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.service.cli.CommandLine;
+import dev.kdelay.service.config.ConfigSources;
+import dev.kdelay.service.config.ServiceConfig;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;

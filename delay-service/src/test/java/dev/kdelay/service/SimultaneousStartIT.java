@@ -2,6 +2,7 @@ package dev.kdelay.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;

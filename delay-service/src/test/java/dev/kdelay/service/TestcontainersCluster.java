@@ -1,5 +1,6 @@
 package dev.kdelay.service;
 
+import dev.kdelay.service.broker.BrokerProfile;
 import java.util.Locale;
 import org.junit.jupiter.api.Assumptions;
 import org.testcontainers.DockerClientFactory;

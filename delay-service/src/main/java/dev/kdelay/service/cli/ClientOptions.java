@@ -1,7 +1,7 @@
 package dev.kdelay.service.cli;
 
-import dev.kdelay.service.ClientProperties;
-import dev.kdelay.service.ConfigSources;
+import dev.kdelay.service.config.ClientProperties;
+import dev.kdelay.service.config.ConfigSources;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -7,7 +7,7 @@ import dev.kdelay.schemas.CronExpressions;
 import dev.kdelay.schemas.CronFlavor;
 import dev.kdelay.schemas.CronOptions;
 import dev.kdelay.schemas.RejectionException;
-import dev.kdelay.service.TimeArguments;
+import dev.kdelay.service.input.TimeArguments;
 import java.time.DateTimeException;
 import java.time.Duration;
 import java.time.Instant;

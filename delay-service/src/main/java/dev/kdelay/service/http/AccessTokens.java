@@ -1,6 +1,6 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -4,7 +4,7 @@ import dev.kdelay.schemas.CronFlavor;
 import dev.kdelay.schemas.CronOptions;
 import dev.kdelay.schemas.CronSpec;
 import dev.kdelay.schemas.RejectionException;
-import dev.kdelay.service.TimeArguments;
+import dev.kdelay.service.input.TimeArguments;
 import dev.kdelay.topology.CronOccurrences;
 import dev.kdelay.topology.CronOccurrences.Occurrence;
 import java.time.Instant;

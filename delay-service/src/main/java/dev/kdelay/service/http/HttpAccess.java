@@ -1,6 +1,6 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.service.http.AccessTokens.Role;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

@@ -1,6 +1,6 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;

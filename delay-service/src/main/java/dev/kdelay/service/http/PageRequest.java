@@ -1,6 +1,6 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.service.TimeArguments;
+import dev.kdelay.service.input.TimeArguments;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
 import java.util.Base64;

@@ -13,7 +13,7 @@ import dev.kdelay.schemas.CronOptions;
 import dev.kdelay.schemas.RejectionException;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.WireText;
-import dev.kdelay.service.TimeArguments;
+import dev.kdelay.service.input.TimeArguments;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;

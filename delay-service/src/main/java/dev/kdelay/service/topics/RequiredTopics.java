@@ -1,7 +1,7 @@
 package dev.kdelay.service.topics;
 
 import dev.kdelay.service.DelayServiceException;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.util.HashMap;
 import java.util.List;

@@ -1,7 +1,7 @@
 package dev.kdelay.service.topics;
 
 import dev.kdelay.service.DelayServiceException;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Future;

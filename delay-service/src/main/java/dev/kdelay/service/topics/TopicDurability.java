@@ -2,7 +2,7 @@ package dev.kdelay.service.topics;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import java.util.Map;
 import java.util.OptionalInt;
 import org.apache.kafka.common.config.ConfigException;

@@ -3,7 +3,7 @@ package dev.kdelay.service.docs;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.service.RepositoryFiles;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

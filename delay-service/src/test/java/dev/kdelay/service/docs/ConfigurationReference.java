@@ -1,6 +1,6 @@
 package dev.kdelay.service.docs;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.util.List;
 import java.util.Locale;

@@ -1,6 +1,6 @@
 package dev.kdelay.service.faults;
 
-import dev.kdelay.service.BrokerProfile;
+import dev.kdelay.service.broker.BrokerProfile;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;

@@ -1,7 +1,7 @@
 package dev.kdelay.service.faults;
 
 import dev.kdelay.service.DelayService;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

@@ -3,7 +3,7 @@ package dev.kdelay.service.faults;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;

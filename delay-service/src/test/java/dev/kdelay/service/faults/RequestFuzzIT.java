@@ -14,7 +14,7 @@ import dev.kdelay.schemas.generators.RequestGenerators;
 import dev.kdelay.schemas.generators.RequestSpec;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package dev.kdelay.service.faults;
 
-import dev.kdelay.service.BrokerProfile;
+import dev.kdelay.service.broker.BrokerProfile;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.nio.file.Files;

@@ -3,7 +3,7 @@ package dev.kdelay.service.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.service.http.HttpAccess.Headers;
 import dev.kdelay.topology.DelayConfig;
 import java.net.InetAddress;

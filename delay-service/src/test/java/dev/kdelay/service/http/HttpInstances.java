@@ -1,7 +1,7 @@
 package dev.kdelay.service.http;
 
 import dev.kdelay.service.DelayService;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.net.ServerSocket;

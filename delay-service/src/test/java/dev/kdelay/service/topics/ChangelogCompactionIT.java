@@ -8,7 +8,7 @@ import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.service.DescribedTopics;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;

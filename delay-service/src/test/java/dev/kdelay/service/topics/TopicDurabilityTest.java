@@ -3,7 +3,7 @@ package dev.kdelay.service.topics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.service.ServiceConfig;
+import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.StreamsTuning;
 import java.util.HashMap;

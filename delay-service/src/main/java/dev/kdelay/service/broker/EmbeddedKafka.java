@@ -1,7 +1,8 @@
-package dev.kdelay.service;
+package dev.kdelay.service.broker;
 
 import static java.util.Objects.requireNonNull;
 
+import dev.kdelay.service.DelayServiceException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
@@ -55,7 +56,7 @@ public final class EmbeddedKafka implements AutoCloseable {
   public record Listeners(String host, int brokerPort, int controllerPort) {
 
     /** {@code 127.0.0.1:9092} for clients, {@code 127.0.0.1:9093} for the controller. */
-    static final Listeners DEFAULT = new Listeners("127.0.0.1", 9092, 9093);
+    public static final Listeners DEFAULT = new Listeners("127.0.0.1", 9092, 9093);
 
     String bootstrapServers() {
       return host + ":" + brokerPort;
@@ -80,7 +81,7 @@ public final class EmbeddedKafka implements AutoCloseable {
    * @throws DelayServiceException if a port is taken, the directory is in use by another broker, or
    *     the broker fails to start
    */
-  static EmbeddedKafka start(Path dataDir, Listeners listeners) {
+  public static EmbeddedKafka start(Path dataDir, Listeners listeners) {
     return start(dataDir, listeners, BrokerProfile.TUNED);
   }
 

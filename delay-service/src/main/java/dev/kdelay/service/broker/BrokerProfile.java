@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.broker;
 
 import java.util.HashMap;
 import java.util.Locale;

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.config;
 
 import dev.kdelay.topology.DelayConfig;
 import java.util.HashMap;

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.input;
 
 import dev.kdelay.schemas.WireTimes;
 import java.time.Duration;

@@ -1,8 +1,8 @@
-package dev.kdelay.service;
+package dev.kdelay.service.config;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kdelay.service.ClientProperties.Kind;
+import dev.kdelay.service.config.ClientProperties.Kind;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.StreamsTuning;
 import java.util.Map;

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.failover;
 
 import dev.kdelay.topology.LogValues;
 import java.io.IOException;
@@ -59,7 +59,7 @@ import org.slf4j.LoggerFactory;
  * endpoint is never evicted again. A stopped process (SIGSTOP) still accepts connections, so it too
  * waits out the session timeout.
  */
-final class PeerEviction implements AutoCloseable {
+public final class PeerEviction implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(PeerEviction.class);
 
@@ -69,7 +69,7 @@ final class PeerEviction implements AutoCloseable {
   private static final Pattern ILLEGAL = Pattern.compile("[^a-zA-Z0-9._-]");
 
   /** Connects to a peer's endpoint. */
-  interface Probe {
+  public interface Probe {
     /**
      * @return true if the peer is gone: nothing listens on its port, or its address or name no
      *     longer exists
@@ -98,7 +98,7 @@ final class PeerEviction implements AutoCloseable {
    * @param probe tells a gone peer
    * @param timeout how long each call to Kafka may take
    */
-  PeerEviction(
+  public PeerEviction(
       Admin admin,
       String applicationId,
       HostInfo self,
@@ -127,7 +127,7 @@ final class PeerEviction implements AutoCloseable {
    *
    * @return empty if the endpoint's name is too long for a member id
    */
-  static Optional<String> groupInstanceId(HostInfo endpoint, String nonce) {
+  public static Optional<String> groupInstanceId(HostInfo endpoint, String nonce) {
     String id = prefix(endpoint) + nonce;
     return id.length() <= 200 ? Optional.of(id) : Optional.empty();
   }
@@ -147,7 +147,7 @@ final class PeerEviction implements AutoCloseable {
    * resolves (a container or pod that is gone takes its address and its name with it). A connect
    * that times out cannot tell.
    */
-  static Probe tcp(Duration timeout) {
+  public static Probe tcp(Duration timeout) {
     return peer -> {
       try (Socket socket = new Socket()) {
         socket.connect(
@@ -166,7 +166,7 @@ final class PeerEviction implements AutoCloseable {
   }
 
   /** Probes every {@code interval} from now on. */
-  void start(Duration interval) {
+  public void start(Duration interval) {
     executor.scheduleWithFixedDelay(
         this::checkOnce, interval.toMillis(), interval.toMillis(), TimeUnit.MILLISECONDS);
   }

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.config;
 
 import java.util.List;
 import java.util.Locale;

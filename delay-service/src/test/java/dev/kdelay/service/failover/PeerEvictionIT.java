@@ -1,7 +1,9 @@
-package dev.kdelay.service;
+package dev.kdelay.service.failover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.time.Duration;

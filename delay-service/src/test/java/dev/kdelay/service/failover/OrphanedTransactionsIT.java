@@ -1,8 +1,10 @@
-package dev.kdelay.service;
+package dev.kdelay.service.failover;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

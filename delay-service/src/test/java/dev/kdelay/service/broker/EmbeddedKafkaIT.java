@@ -1,11 +1,10 @@
-package dev.kdelay.service;
+package dev.kdelay.service.broker;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.client.DelayClient;
-import dev.kdelay.client.DelayedMessage;
-import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.service.DelayServiceException;
+import dev.kdelay.service.TargetTopicReader;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -13,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.Config;
@@ -52,60 +50,6 @@ class EmbeddedKafkaIT {
     try (EmbeddedKafka kafka = EmbeddedKafka.start(dataDir, listeners)) {
       // then
       assertThat(values(kafka.bootstrapServers())).containsExactlyInAnyOrder("a", "b", "c");
-    }
-  }
-
-  @Test
-  void shouldRunTheServiceOnItWhenNoBootstrapServersAreConfigured() throws Exception {
-    // given
-    ServiceConfig config =
-        new ServiceConfig(
-            Map.of(
-                DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
-                "",
-                ServiceConfig.EMBEDDED_DATA_DIR_CONFIG,
-                dataDir.resolve("kafka").toString(),
-                DelayConfig.STATE_DIR_CONFIG,
-                dataDir.resolve("streams").toString(),
-                ServiceConfig.TOPIC_PARTITIONS_CONFIG,
-                2));
-
-    try (DelayService service = new DelayService(config, freeListeners())) {
-      // when
-      service.start(Optional.of(TIMEOUT));
-      try (Admin admin = Admin.create(Map.of("bootstrap.servers", service.bootstrapServers()))) {
-        admin.createTopics(List.of(new NewTopic("greetings", 1, (short) 1))).all().get();
-      }
-      try (DelayClient client =
-          DelayClient.create(
-              Map.of("bootstrap.servers", service.bootstrapServers()),
-              config.delay().requestsTopic())) {
-        client
-            .schedule(
-                DelayedMessage.builder("hello", "greetings")
-                    .after(Duration.ofMillis(500))
-                    .payload("hello, later")
-                    .build())
-            .get(10, TimeUnit.SECONDS);
-      }
-
-      // then
-      try (Admin admin = Admin.create(Map.of("bootstrap.servers", service.bootstrapServers()))) {
-        assertThat(
-                admin
-                    .describeTopics(
-                        List.of("delay-requests", "delay-dlq", "delay-requests-rerouted"))
-                    .allTopicNames()
-                    .get())
-            .allSatisfy((topic, description) -> assertThat(description.partitions()).hasSize(2));
-      }
-      try (TargetTopicReader reader =
-          new TargetTopicReader(service.bootstrapServers(), "greetings")) {
-        List<TargetTopicReader.Received> fired =
-            reader.pollUntil(received -> !received.isEmpty(), TIMEOUT);
-        assertThat(fired).hasSize(1);
-        assertThat(fired.get(0).record().value()).isEqualTo("hello, later");
-      }
     }
   }
 

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.failover;
 
 import java.time.Duration;
 import java.util.concurrent.ExecutionException;

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.config;
 
 import static org.apache.kafka.common.config.ConfigDef.Range.atLeast;
 import static org.apache.kafka.common.config.ConfigDef.Range.between;

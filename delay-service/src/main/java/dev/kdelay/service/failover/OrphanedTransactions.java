@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.failover;
 
 import dev.kdelay.topology.LogValues;
 import java.time.Duration;
@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * ends the wait sooner. A dead transaction that wrote no changelog of the tasks' new owners is left
  * to the timeout.
  */
-final class OrphanedTransactions implements AutoCloseable {
+public final class OrphanedTransactions implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(OrphanedTransactions.class);
 
@@ -77,7 +77,7 @@ final class OrphanedTransactions implements AutoCloseable {
    * @param settling whether a rebalance is still under way (tasks being created or restored)
    * @param timeout how long each call to Kafka may take
    */
-  OrphanedTransactions(
+  public OrphanedTransactions(
       Admin admin,
       String applicationId,
       Supplier<Set<Integer>> ownedPartitions,
@@ -105,7 +105,7 @@ final class OrphanedTransactions implements AutoCloseable {
    * Checks now, on a thread of its own, and again every {@link #RECHECK} while the rebalance is
    * under way; returns at once. Calls while a check waits to run are folded into it.
    */
-  void checkSoon() {
+  public void checkSoon() {
     if (pending.compareAndSet(false, true)) {
       schedule(Duration.ZERO);
     }
