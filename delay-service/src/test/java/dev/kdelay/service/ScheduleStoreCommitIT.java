@@ -1,9 +1,7 @@
-package dev.kdelay.topology.internals;
+package dev.kdelay.service;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.kdelay.service.KafkaClusterExtension;
-import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.topology.internals.delivery.FireCommits;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
