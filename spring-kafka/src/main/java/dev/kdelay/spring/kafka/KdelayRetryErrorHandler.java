@@ -17,9 +17,9 @@ import org.springframework.kafka.listener.MessageListenerContainer;
 /**
  * A Spring Kafka error handler that retries a record the listener failed on later, through kdelay,
  * instead of blocking its partition: the record is scheduled back to its topic (or a retry topic)
- * after the {@link dev.kdelay.client.retry.RetryPolicy RetryPolicy}'s delay, and after the last attempt,
- * or for an exception the policy does not retry, written to a dead-letter topic. The listener's
- * container then commits the record's offset and goes on with the next one.
+ * after the {@link dev.kdelay.client.retry.RetryPolicy RetryPolicy}'s delay, and after the last
+ * attempt, or for an exception the policy does not retry, written to a dead-letter topic. The
+ * listener's container then commits the record's offset and goes on with the next one.
  *
  * <pre>{@code
  * @Bean
