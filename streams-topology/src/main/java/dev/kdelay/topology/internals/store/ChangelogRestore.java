@@ -1,6 +1,7 @@
 package dev.kdelay.topology.internals.store;
 
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
@@ -26,6 +27,29 @@ final class ChangelogRestore {
   private final RocksDB db;
   private final IndexBounds bounds;
 
+  /**
+   * A batch of changelog records with what each says it replaced, read before the store's lock is
+   * taken.
+   *
+   * @param positions what each record says it replaced ({@link ScheduleChangelog#replaced}), null
+   *     where it does not say
+   * @param newestMs the newest record's timestamp
+   */
+  record Batch(
+      List<ConsumerRecord<byte[], byte[]>> changes, List<byte[]> positions, long newestMs) {
+
+    static Batch of(Collection<ConsumerRecord<byte[], byte[]>> records) {
+      List<ConsumerRecord<byte[], byte[]>> changes = List.copyOf(records);
+      List<byte[]> positions = new ArrayList<>(changes.size());
+      long newestMs = Long.MIN_VALUE;
+      for (ConsumerRecord<byte[], byte[]> record : changes) {
+        positions.add(ScheduleChangelog.replaced(record));
+        newestMs = Math.max(newestMs, record.timestamp());
+      }
+      return new Batch(changes, positions, newestMs);
+    }
+  }
+
   ChangelogRestore(RocksDB db, IndexBounds bounds) {
     this.db = db;
     this.bounds = bounds;
@@ -35,12 +59,10 @@ final class ChangelogRestore {
    * The writes that apply {@code changes}. Their index keys arrive scattered over the time range:
    * made in key order (as {@link RocksDbInstance#write} makes them), RocksDB's memtable inserts are
    * short searches (see {@link StagedWrites}).
-   *
-   * @param positions what each record says it replaced ({@link ScheduleChangelog#replaced}), null
-   *     where it does not say
    */
-  StagedWrites writes(List<ConsumerRecord<byte[], byte[]>> changes, List<byte[]> positions)
-      throws RocksDBException {
+  StagedWrites writes(Batch batch) throws RocksDBException {
+    List<ConsumerRecord<byte[], byte[]>> changes = batch.changes();
+    List<byte[]> positions = batch.positions();
     // Only when some records do not say what they replaced: each id's latest entry, read from the
     // store for the first of them, then as restored by this batch.
     Map<Bytes, byte[]> current = readUnsaid(changes, positions);

@@ -1,11 +1,9 @@
 package dev.kdelay.topology.internals.store;
 
 import java.io.File;
-import java.util.ArrayList;
 import java.util.Collection;
 import java.util.List;
 import java.util.Map;
-import java.util.SortedMap;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.utils.Bytes;
@@ -16,10 +14,8 @@ import org.apache.kafka.streams.processor.StateStore;
 import org.apache.kafka.streams.processor.StateStoreContext;
 import org.apache.kafka.streams.processor.internals.RecordBatchingStateRestoreCallback;
 import org.apache.kafka.streams.query.Position;
-import org.rocksdb.Holder;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
-import org.rocksdb.RocksIterator;
 
 /**
  * The bytes level of the schedule store: one RocksDB instance holding each id's {@link
@@ -29,25 +25,18 @@ import org.rocksdb.RocksIterator;
  * (each record saying which index key the entry it replaced had, so a restore needs no reads).
  *
  * <p>The due scan returns a batch bounded in count and bytes and closes its iterator before the
- * caller fires anything; the caller writes the store afterwards. Nothing writes into an open scan.
- * Fired entries leave tombstones at the start of the due index; a scan starts past the previous
- * scan's batch once each entry of it was written, otherwise where that scan found its first key
- * (lower if something was written below since), so it steps over at most one batch of them, and
- * under a steady backlog none ({@link IndexBounds}). What the store keeps in memory of its indexes
- * is an {@link IndexBounds}; one scan of the due index is a {@link DueScan}.
+ * caller fires anything; the caller writes the store afterwards ({@link DueIndex}).
  *
  * <p>Markers (cancelled and fired ids) expire by {@link #sweep}: a local delete, never changelogged
  * (see {@link ChangeLoggingScheduleStore} for how the changelog forgets them). This layer logs
  * nothing; it reads the changelog only when restoring.
  *
- * <p>Writes are collected and made in one write batch ({@link StagedWrites}): one call into RocksDB
- * for up to {@link CollectedWrites#MAX_WRITES} writes or {@link CollectedWrites#MAX_BYTES} bytes
- * instead of one per request or fire (on the store alone, a new id's lookup and write took 4.9-5.5
- * µs against 5.5-7.6 µs made one by one), in key order ({@link StagedWrites#sortByKey}: a fire's
- * writes took 11.4-11.8 µs against 14.2-15.4 µs in the order made, {@code StoreFireBenchmark}). A
- * lookup by id reads the collected writes first ({@link #get}); every other read, a commit and a
- * close first make them, so that no reader, interactive queries included, sees the store without
- * them. A sweep with nothing expired reads nothing and makes nothing.
+ * <p>Writes are collected and made in one write batch ({@link CollectedWrites}), in key order
+ * ({@link StagedWrites#sortByKey}: a fire's writes took 11.4-11.8 µs against 14.2-15.4 µs in the
+ * order made, {@code StoreFireBenchmark}). A lookup by id reads the collected writes first ({@link
+ * #get}); every other read, a commit and a close first make them, so that no reader, interactive
+ * queries included, sees the store without them. A sweep with nothing expired reads nothing and
+ * makes nothing.
  *
  * <p>Under exactly-once, an entry due soon for an id RocksDB holds nothing for is kept in memory
  * only ({@link #unwritten}) until it is fired or replaced, so that a task scheduled seconds ahead
@@ -68,8 +57,8 @@ import org.rocksdb.RocksIterator;
  * <p>This class keeps the lock and the order of operations; the parts, none thread-safe on its own,
  * are {@link RocksDbInstance} (the instance and its options), {@link CollectedWrites}, {@link
  * ReadAhead}, {@link NearDueEntries} and {@link UnwrittenEntries} (what the store holds in memory),
- * {@link DueScan} and {@link IndexBounds} (the due index), {@link ExpirySweep}, {@link
- * ChangelogRestore} and {@link StoreListings}.
+ * {@link DueIndex} (the due index and its scans), {@link ExpirySweep}, {@link ChangelogRestore} and
+ * {@link StoreListings}.
  */
 public final class RocksDBScheduleStore implements ScheduleBytes {
 
@@ -80,8 +69,6 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   private RocksDB db;
   private volatile boolean open;
   private boolean flushOnCommit = true;
-  private long readBytes;
-  private long readFromDb;
   private long writesMade;
   private final IndexBounds bounds = new IndexBounds();
 
@@ -109,6 +96,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   private ExpirySweep sweep;
   private ChangelogRestore restore;
   private StoreListings listings;
+  private DueIndex dueIndex;
 
   public RocksDBScheduleStore(String name) {
     this.name = name;
@@ -142,17 +130,14 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     sweep = new ExpirySweep(db, rocks.writeOptions, bounds, name);
     restore = new ChangelogRestore(db, bounds);
     listings = new StoreListings(db, bounds, name);
+    dueIndex = new DueIndex(rocks, bounds, nearDue, unwritten, name);
     open = true;
   }
 
   /**
-   * The entry stored for an id, or null.
-   *
-   * <p>Most lookups are for ids not stored yet (every new schedule). RocksJava's {@code get}
-   * reports a missing key by throwing and catching a C++ exception inside JNI, which cost more than
-   * the lookup itself. {@code keyMayExist} answers from the memtables, the Bloom filters and the
-   * block cache, never from disk and without that exception: "absent" is certain, so {@code get}
-   * runs only when the key may exist and its value was not found in memory on the way.
+   * The entry stored for an id, or null. What the store holds in memory answers first: entries kept
+   * in memory only, collected writes, what a read-ahead learnt; then RocksDB ({@link
+   * RocksDbInstance#entry}).
    */
   @Override
   public synchronized byte[] get(byte[] id) {
@@ -170,21 +155,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     if (known != null) {
       return known == ReadAhead.ABSENT ? null : known;
     }
-    byte[] key = StoreKeys.entry(id);
-    try {
-      Holder<byte[]> inMemory = new Holder<>();
-      if (!db.keyMayExist(key, inMemory)) {
-        return null;
-      }
-      byte[] found = inMemory.getValue();
-      // RocksDB's KeyMayExist marks the value found before it looks, and a look that stops short
-      // (an index block not in the cache) leaves that mark on an empty value
-      // (facebook/rocksdb#12921). No entry is empty (its header is mandatory), so an empty one
-      // means "not read": read it.
-      return found != null && found.length > 0 ? found : db.get(key);
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("get failed in store " + name, e);
-    }
+    return rocks.entry(id);
   }
 
   /**
@@ -289,14 +260,12 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     if (open) {
       bulkLoading.end(); // the fire path's first question once the task runs
     }
-    return bounds.mayHaveDue(nowMs) || unwritten.nextDue() <= nowMs;
+    return dueIndex.mayHaveDue(nowMs);
   }
 
   @Override
   public synchronized void leftDue(byte[] dueKey) {
-    if (!unwritten.hasDueKey(dueKey)) {
-      bounds.added(dueKey); // an entry kept in memory only is found by the next scan as it is
-    }
+    dueIndex.leftDue(dueKey);
   }
 
   /**
@@ -306,18 +275,12 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
    */
   @Override
   public synchronized long nextDue() {
-    if (bounds.nextDueMayBeGone()) {
-      refreshNextDue();
+    if (dueIndex.nextDueMayBeGone()) {
+      checkOpen();
+      makeCollected();
+      dueIndex.readNextDue();
     }
-    return Math.min(bounds.nextDue(), unwritten.nextDue());
-  }
-
-  private synchronized void refreshNextDue() {
-    checkOpen();
-    makeCollected();
-    try (RocksIterator scan = db.newIterator()) {
-      bounds.nextDueRead(StoreKeys.firstIndexed(scan, bounds.dueFrom(), StoreKeys.DUE));
-    }
+    return dueIndex.nextDue();
   }
 
   /**
@@ -341,45 +304,17 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     inUse();
     makeCollected();
-    nearDue.scanned(nowMs);
-    SortedMap<byte[], byte[]> held = unwritten.dueBetween(after, nowMs);
-    if (!held.isEmpty() && !bounds.mayHaveDue(nowMs)) {
-      // Only entries kept in memory are due: RocksDB's due index is not read, as when nothing is
-      // due. (A seek steps over the tombstones of fired entries: in a run of the property tests,
-      // due scans that found nothing took half of the time.)
-      return unwritten.merged(List.of(), List.of(), held, maxCount, maxBytes, nowMs, bounds);
-    }
-    byte[] dueFrom = bounds.dueFrom();
-    DueScan found = new DueScan(db, nearDue.byId(), nowMs, maxCount, maxBytes);
-    try (RocksIterator scan = db.newIterator()) {
-      found.run(
-          scan,
-          after == null || StoreKeys.before(after, dueFrom) ? dueFrom : StoreKeys.successor(after));
-      long next = found.more() ? nowMs : StoreKeys.firstIndexed(scan, found.bound(), StoreKeys.DUE);
-      if (after == null) {
-        bounds.dueScanned(found.firstOrBound(), next, found.taken());
-      } else {
-        bounds.dueScannedAfterHeld(next, found.more());
-      }
-    } catch (RocksDBException e) {
-      throw new ProcessorStateException("due scan failed in store " + name, e);
-    }
-    readBytes += found.readBytes();
-    readFromDb += found.readFromDb();
-    rocks.delete(found.stale());
-    return held.isEmpty()
-        ? found.batch()
-        : unwritten.merged(found.batch(), found.taken(), held, maxCount, maxBytes, nowMs, bounds);
+    return dueIndex.scan(nowMs, maxCount, maxBytes, after);
   }
 
   /** Bytes of entries the due scans have read since the store opened; for tests. */
   long dueBytesRead() {
-    return readBytes;
+    return dueIndex.readBytes();
   }
 
   /** Entries the due scans have read from RocksDB, not from memory, since it opened; for tests. */
   long dueEntriesReadFromDb() {
-    return readFromDb;
+    return dueIndex.readFromDb();
   }
 
   @Override
@@ -427,22 +362,16 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
    * ChangelogRestore}). What the store kept in memory is made or forgotten first.
    */
   public void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
-    List<ConsumerRecord<byte[], byte[]>> changes = List.copyOf(records);
-    List<byte[]> positions = new ArrayList<>(changes.size());
-    long newestMs = Long.MIN_VALUE;
-    for (ConsumerRecord<byte[], byte[]> record : changes) {
-      positions.add(ScheduleChangelog.replaced(record));
-      newestMs = Math.max(newestMs, record.timestamp());
-    }
+    ChangelogRestore.Batch batch = ChangelogRestore.Batch.of(records);
     synchronized (this) {
       makeAll();
       forgetKnownEntries();
-      if (!changes.isEmpty()) {
-        bulkLoading.restoring(newestMs);
+      if (!batch.changes().isEmpty()) {
+        bulkLoading.restoring(batch.newestMs());
       }
       StagedWrites writes;
       try {
-        writes = restore.writes(changes, positions);
+        writes = restore.writes(batch);
       } catch (RocksDBException e) {
         throw new ProcessorStateException("restore failed in store " + name, e);
       }

@@ -9,6 +9,7 @@ import org.apache.kafka.streams.errors.ProcessorStateException;
 import org.apache.kafka.streams.state.RocksDBConfigSetter;
 import org.rocksdb.BloomFilter;
 import org.rocksdb.FlushOptions;
+import org.rocksdb.Holder;
 import org.rocksdb.Options;
 import org.rocksdb.RocksDB;
 import org.rocksdb.RocksDBException;
@@ -68,6 +69,33 @@ final class RocksDbInstance {
       return new RocksDbInstance(db, options, writeOptions, filter, configSetter, name);
     } catch (RocksDBException e) {
       throw new ProcessorStateException("cannot open RocksDB store " + name + " in " + dir, e);
+    }
+  }
+
+  /**
+   * The entry stored for an id, or null.
+   *
+   * <p>Most lookups are for ids not stored yet (every new schedule). RocksJava's {@code get}
+   * reports a missing key by throwing and catching a C++ exception inside JNI, which cost more than
+   * the lookup itself. {@code keyMayExist} answers from the memtables, the Bloom filters and the
+   * block cache, never from disk and without that exception: "absent" is certain, so {@code get}
+   * runs only when the key may exist and its value was not found in memory on the way.
+   */
+  byte[] entry(byte[] id) {
+    byte[] key = StoreKeys.entry(id);
+    try {
+      Holder<byte[]> inMemory = new Holder<>();
+      if (!db.keyMayExist(key, inMemory)) {
+        return null;
+      }
+      byte[] found = inMemory.getValue();
+      // RocksDB's KeyMayExist marks the value found before it looks, and a look that stops short
+      // (an index block not in the cache) leaves that mark on an empty value
+      // (facebook/rocksdb#12921). No entry is empty (its header is mandatory), so an empty one
+      // means "not read": read it.
+      return found != null && found.length > 0 ? found : db.get(key);
+    } catch (RocksDBException e) {
+      throw new ProcessorStateException("get failed in store " + name, e);
     }
   }
 
