@@ -23,6 +23,8 @@ import dev.kdelay.service.http.ScheduleQueries;
 import dev.kdelay.service.http.TargetTopicCheck;
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.service.topics.RequiredTopics;
+import dev.kdelay.service.warmup.FirePathWarmup;
+import dev.kdelay.service.warmup.WarmingClientSupplier;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.LogValues;

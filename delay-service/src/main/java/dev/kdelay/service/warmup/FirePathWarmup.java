@@ -1,6 +1,7 @@
-package dev.kdelay.service;
+package dev.kdelay.service.warmup;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
@@ -63,7 +64,7 @@ import org.slf4j.LoggerFactory;
  * <p>It runs while Kafka Streams joins the group and restores, so it costs a restart only the CPU
  * it shares with them.
  */
-final class FirePathWarmup {
+public final class FirePathWarmup {
 
   private static final Logger log = LoggerFactory.getLogger(FirePathWarmup.class);
 
@@ -104,10 +105,10 @@ final class FirePathWarmup {
    *     topology wrote (fired records, changelogs), or 0 if that part failed
    * @param took how long it took
    */
-  record Result(int fired, int rerouted, long produced, Duration took) {}
+  public record Result(int fired, int rerouted, long produced, Duration took) {}
 
   /** Takes in and fires {@code tasks} synthetic tasks with {@code service}'s settings. */
-  static Result run(DelayConfig service, int tasks) {
+  public static Result run(DelayConfig service, int tasks) {
     long started = System.nanoTime();
     int fired = 0;
     int rerouted = 0;

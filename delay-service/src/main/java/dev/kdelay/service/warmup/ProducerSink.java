@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.warmup;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;

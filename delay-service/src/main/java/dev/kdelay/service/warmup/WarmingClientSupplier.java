@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.warmup;
 
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.service.topics.TopicMetadataWarmer;
@@ -49,7 +49,7 @@ import org.slf4j.LoggerFactory;
  * clients.warm(List.of("orders"));
  * }</pre>
  */
-final class WarmingClientSupplier
+public final class WarmingClientSupplier
     implements KafkaClientSupplier, TopicMetadataWarmer, AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(WarmingClientSupplier.class);
@@ -76,7 +76,7 @@ final class WarmingClientSupplier
   /**
    * @param quarantine told of every record the producers fail to send
    */
-  WarmingClientSupplier(DeliveryQuarantine quarantine) {
+  public WarmingClientSupplier(DeliveryQuarantine quarantine) {
     this.quarantine = quarantine;
   }
 
@@ -96,7 +96,7 @@ final class WarmingClientSupplier
    * The transactional ids of this instance's producers, so far: {@link
    * dev.kdelay.service.failover.OrphanedTransactions}.
    */
-  Set<String> transactionalIds() {
+  public Set<String> transactionalIds() {
     return Set.copyOf(transactionalIds);
   }
 

@@ -1,4 +1,4 @@
-package dev.kdelay.service;
+package dev.kdelay.service.warmup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

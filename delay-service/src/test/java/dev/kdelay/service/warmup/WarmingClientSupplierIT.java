@@ -1,7 +1,9 @@
-package dev.kdelay.service;
+package dev.kdelay.service.warmup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.service.KafkaClusterExtension;
+import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.TargetTopic;
