@@ -55,7 +55,8 @@ final class DeadLetterForms {
   private static Record<byte[], byte[]> withoutValue(Record<byte[], byte[]> deadLetter) {
     Headers headers = new RecordHeaders(deadLetter.headers().toArray());
     headers.add(
-        DelayHeaders.ERROR_OMITTED, utf8("value (" + length(deadLetter.value()) + " bytes)"));
+        DelayHeaders.ERROR_OMITTED,
+        OutputRecords.utf8("value (" + length(deadLetter.value()) + " bytes)"));
     return new Record<>(deadLetter.key(), null, deadLetter.timestamp(), headers);
   }
 
@@ -73,7 +74,7 @@ final class DeadLetterForms {
     }
     kept.add(
         DelayHeaders.ERROR_OMITTED,
-        utf8(
+        OutputRecords.utf8(
             "value ("
                 + length(deadLetter.value())
                 + " bytes), headers ("
@@ -99,7 +100,7 @@ final class DeadLetterForms {
         replaced.add(header);
       }
     }
-    replaced.add(DelayHeaders.ERROR_OMITTED, utf8(omitted));
+    replaced.add(DelayHeaders.ERROR_OMITTED, OutputRecords.utf8(omitted));
     return replaced;
   }
 
@@ -121,9 +122,5 @@ final class DeadLetterForms {
 
   private static int length(byte[] bytes) {
     return bytes == null ? 0 : bytes.length;
-  }
-
-  private static byte[] utf8(String text) {
-    return text.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -3,7 +3,6 @@ package dev.kdelay.topology.internals.delivery;
 import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
@@ -63,12 +62,8 @@ public final class DeadLetters {
     if (fitted.key() == null && topic.compacted()) {
       // A compacted topic refuses a record without a key: the one of a request that had none, or
       // a smallest form. Keyed by what it is about, two dead letters never compact each other.
-      fitted = fitted.withKey(utf8(cause));
+      fitted = fitted.withKey(OutputRecords.utf8(cause));
     }
     context.forward(fitted, Sinks.DLQ);
-  }
-
-  private static byte[] utf8(String text) {
-    return text.getBytes(StandardCharsets.UTF_8);
   }
 }

@@ -5,7 +5,6 @@ import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.internals.store.StoreFormat;
-import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -478,12 +477,6 @@ public final class DeliveryQuarantine {
         || topic.equals(config.requestsTopic())
         || topic.equals(config.rerouteTopic())
         || topic.startsWith(config.applicationId() + "-");
-  }
-
-  private static String text(Header header) {
-    return header == null || header.value() == null
-        ? ""
-        : new String(header.value(), StandardCharsets.UTF_8);
   }
 
   @Override

@@ -4,7 +4,6 @@ import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.StreamsTuning;
-import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.header.Headers;
@@ -55,9 +54,10 @@ public final class RefusedRecords {
                   new RecordHeaders(refused.headers().toArray())));
     } else if (isFired(refused, config)) {
       Headers headers = new RecordHeaders(refused.headers().toArray());
-      headers.add(DelayHeaders.TARGET_TOPIC, utf8(refused.topic()));
-      headers.add(DelayHeaders.ERROR, utf8(RejectionReason.UNDELIVERABLE.name()));
-      headers.add(DelayHeaders.ERROR_MESSAGE, utf8("the target refused it: " + error));
+      headers.add(DelayHeaders.TARGET_TOPIC, OutputRecords.utf8(refused.topic()));
+      headers.add(DelayHeaders.ERROR, OutputRecords.utf8(RejectionReason.UNDELIVERABLE.name()));
+      headers.add(
+          DelayHeaders.ERROR_MESSAGE, OutputRecords.utf8("the target refused it: " + error));
       Record<byte[], byte[]> whole = new Record<>(refused.key(), refused.value(), nowMs, headers);
       deadLetter =
           smallest
@@ -70,7 +70,7 @@ public final class RefusedRecords {
     if (key == null) {
       // A compacted dead-letter topic refuses a record without a key; keyed by what it is about,
       // two dead letters never compact each other.
-      key = utf8(Causes.deadLetter(deadLetter.headers()));
+      key = OutputRecords.utf8(Causes.deadLetter(deadLetter.headers()));
     }
     return Optional.of(
         new ProducerRecord<>(
@@ -84,9 +84,5 @@ public final class RefusedRecords {
         && !topic.equals(config.requestsTopic())
         && !topic.equals(config.rerouteTopic())
         && !topic.startsWith(config.applicationId() + "-");
-  }
-
-  private static byte[] utf8(String text) {
-    return text.getBytes(StandardCharsets.UTF_8);
   }
 }
