@@ -1,11 +1,16 @@
 package dev.kdelay.topology;
 
+import static org.apache.kafka.clients.consumer.ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG;
+import static org.apache.kafka.clients.consumer.ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG;
+import static org.apache.kafka.clients.consumer.ConsumerConfig.MAX_POLL_RECORDS_CONFIG;
+
 import dev.kdelay.topology.internals.PolledRequests;
 import dev.kdelay.topology.internals.store.BoundedMemoryRocksDbConfig;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Properties;
+import java.util.function.UnaryOperator;
 import org.apache.kafka.clients.CommonClientConfigs;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.producer.ProducerConfig;
@@ -67,6 +72,7 @@ public final class StreamsTuning {
    * Kafka property, which wins where both set a key.
    */
   public static Properties streamsProperties(DelayConfig config) {
+    Map<String, Object> passed = config.kafkaProperties();
     Properties props = new Properties();
     props.put(StreamsConfig.APPLICATION_ID_CONFIG, config.applicationId());
     props.put(StreamsConfig.BOOTSTRAP_SERVERS_CONFIG, config.bootstrapServers());
@@ -102,33 +108,32 @@ public final class StreamsTuning {
             : EXACTLY_ONCE_LINGER_MS);
     // Prefixed, so set only when no plain key is passed through (the rule below): a plain
     // max.poll.records used to be overridden without a word.
-    if (!config.kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
-      props.put(StreamsConfig.consumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG), 1000);
-    }
+    unlessPassed(passed, props, StreamsConfig::consumerPrefix, MAX_POLL_RECORDS_CONFIG, 1000);
     // Failover: the restore consumer adds the changelogs of tasks taken over one after the other,
     // and each waits for the fetch in flight, which an idle broker holds for fetch.max.wait.ms
     // (500 ms by default): a takeover of three tasks spent 1 s there before restoring anything.
     // Standbys are kept up to date by the same consumer, which now asks up to 10 times a second
     // when nothing changes. Prefixed, as it is the restore consumer's alone; so set only when no
     // plain key is passed through, which the prefixed one would silently override.
-    if (!config.kafkaProperties().containsKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)) {
-      props.put(StreamsConfig.restoreConsumerPrefix(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG), 100);
-    }
+    unlessPassed(
+        passed, props, StreamsConfig::restoreConsumerPrefix, FETCH_MAX_WAIT_MS_CONFIG, 100);
     // Restore: a fresh instance reads its whole changelog back. With the consumer's defaults
     // (1 MiB per partition per fetch, 1,000 records per poll), a 10 M-task restore took some 500
     // fetch round trips and 10,000 passes of the state updater. With larger steps the restore
     // consumer holds at most 8 MiB of heap per restoring partition (and fetch.max.bytes, 50 MiB,
     // per broker) while a fetch is consumed. Same rule as above for plain keys.
-    if (!config.kafkaProperties().containsKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)) {
-      props.put(
-          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG),
-          RESTORE_FETCH_BYTES_PER_PARTITION);
-    }
-    if (!config.kafkaProperties().containsKey(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)) {
-      props.put(
-          StreamsConfig.restoreConsumerPrefix(ConsumerConfig.MAX_POLL_RECORDS_CONFIG),
-          RESTORE_RECORDS_PER_POLL);
-    }
+    unlessPassed(
+        passed,
+        props,
+        StreamsConfig::restoreConsumerPrefix,
+        MAX_PARTITION_FETCH_BYTES_CONFIG,
+        RESTORE_FETCH_BYTES_PER_PARTITION);
+    unlessPassed(
+        passed,
+        props,
+        StreamsConfig::restoreConsumerPrefix,
+        MAX_POLL_RECORDS_CONFIG,
+        RESTORE_RECORDS_PER_POLL);
     // Under exactly_once_v2 (transaction version 2) a transaction's first produce to a partition
     // is refused with CONCURRENT_TRANSACTIONS while the coordinator still completes the previous
     // transaction, and the batches behind it with OUT_OF_ORDER_SEQUENCE_NUMBER. The producer
@@ -163,7 +168,7 @@ public final class StreamsTuning {
     props.put(
         BoundedMemoryRocksDbConfig.WRITE_BUFFER_BYTES_CONFIG,
         config.getLong(DelayConfig.ROCKSDB_WRITE_BUFFER_BYTES_CONFIG));
-    props.putAll(config.kafkaProperties());
+    props.putAll(passed);
     // Appended to the main consumer's interceptors that apply, which a prefixed key would replace.
     List<String> interceptors = new ArrayList<>(mainConsumerInterceptors(props));
     interceptors.add(PolledRequests.class.getName());
@@ -171,6 +176,21 @@ public final class StreamsTuning {
         StreamsConfig.mainConsumerPrefix(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG),
         String.join(",", interceptors));
     return props;
+  }
+
+  /**
+   * Sets a client's prefixed key only when no plain key is passed through: Kafka Streams lets a
+   * prefixed key win over a plain one, so a prefixed default would silently override the user's.
+   */
+  private static void unlessPassed(
+      Map<String, Object> passed,
+      Properties props,
+      UnaryOperator<String> prefix,
+      String key,
+      Object value) {
+    if (!passed.containsKey(key)) {
+      props.put(prefix.apply(key), value);
+    }
   }
 
   /**
