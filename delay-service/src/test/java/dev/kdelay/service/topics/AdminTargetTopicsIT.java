@@ -3,6 +3,7 @@ package dev.kdelay.service.topics;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
+import dev.kdelay.service.Conditions;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.topology.TargetTopic;
@@ -15,8 +16,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.AlterConfigOp;
@@ -113,7 +112,9 @@ class AdminTargetTopicsIT {
       createTopic("late", 2, Map.of());
 
       // then
-      TargetTopic found = awaitValue(() -> topics.lookUp(topic), t -> t.partitions() == 2);
+      TargetTopic found =
+          Conditions.awaitValue(
+              CONDITION_TIMEOUT, () -> topics.lookUp(topic), t -> t.partitions() == 2);
       assertThat(found.status()).isEqualTo(TargetTopic.Status.PRESENT);
     }
   }
@@ -134,7 +135,8 @@ class AdminTargetTopicsIT {
       admin.incrementalAlterConfigs(Map.of(resource, List.of(raise))).all().get();
 
       // then: the fire path's answer changes without anyone asking the cluster for it
-      awaitValue(() -> topics.cached(topic).maxMessageBytes(), bytes -> bytes == 2000);
+      Conditions.awaitValue(
+          CONDITION_TIMEOUT, () -> topics.cached(topic).maxMessageBytes(), bytes -> bytes == 2000);
     }
   }
 
@@ -187,20 +189,6 @@ class AdminTargetTopicsIT {
         .all()
         .get(30, TimeUnit.SECONDS);
     return topic;
-  }
-
-  private static <T> T awaitValue(Supplier<T> value, Predicate<T> condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + CONDITION_TIMEOUT.toNanos();
-    T current = value.get();
-    while (!condition.test(current)) {
-      assertThat(System.nanoTime())
-          .as("condition met in time, last " + current)
-          .isLessThan(deadline);
-      Thread.sleep(20); // the poll interval of this wait, not a guess at how long it takes
-      current = value.get();
-    }
-    return current;
   }
 
   private static int closedPort() throws IOException {

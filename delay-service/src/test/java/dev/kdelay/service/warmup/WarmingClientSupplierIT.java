@@ -2,6 +2,7 @@ package dev.kdelay.service.warmup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.service.Conditions;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.service.topics.AdminTargetTopics;
@@ -14,8 +15,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Predicate;
-import java.util.function.Supplier;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
 import org.apache.kafka.clients.admin.NewTopic;
@@ -69,7 +68,8 @@ class WarmingClientSupplierIT {
       // when: a request names the other topic
       assertThat(topics.lookUp(unseen).status()).isEqualTo(TargetTopic.Status.PRESENT);
       // the warming thread's fetch is the producer's only other metadata wait
-      awaitValue(() -> metadataWaitNanos(producer), waited -> waited > waitedBefore);
+      Conditions.awaitValue(
+          CONDITION_TIMEOUT, () -> metadataWaitNanos(producer), waited -> waited > waitedBefore);
       double warmed = metadataWaitNanos(producer);
 
       // then: a send to it finds the metadata there and does not wait for it
@@ -104,19 +104,5 @@ class WarmingClientSupplierIT {
         .filter(e -> e.getKey().name().equals("metadata-wait-time-ns-total"))
         .mapToDouble(e -> ((Number) e.getValue().metricValue()).doubleValue())
         .sum();
-  }
-
-  private static <T> T awaitValue(Supplier<T> value, Predicate<T> condition)
-      throws InterruptedException {
-    long deadline = System.nanoTime() + CONDITION_TIMEOUT.toNanos();
-    T current = value.get();
-    while (!condition.test(current)) {
-      assertThat(System.nanoTime())
-          .as("condition met in time, last " + current)
-          .isLessThan(deadline);
-      Thread.sleep(20); // the poll interval of this wait, not a guess at how long it takes
-      current = value.get();
-    }
-    return current;
   }
 }
