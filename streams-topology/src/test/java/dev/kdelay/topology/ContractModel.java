@@ -87,6 +87,7 @@ final class ContractModel {
     boolean opaque; // a cron whose occurrences the model does not compute
     boolean taskUnreadable; // the header is readable, the task is not
     long lastOpaqueDue = Long.MIN_VALUE; // an opaque schedule's last fired occurrence
+    boolean mayHaveEnded; // opaque: a punctuation saw it, so its last occurrence may have passed
     Content content; // what the request that set this state was
 
     Entry copy() {
@@ -100,6 +101,7 @@ final class ContractModel {
       copy.opaque = opaque;
       copy.taskUnreadable = taskUnreadable;
       copy.lastOpaqueDue = lastOpaqueDue;
+      copy.mayHaveEnded = mayHaveEnded;
       copy.content = content;
       return copy;
     }
@@ -684,6 +686,7 @@ final class ContractModel {
       }
       if (entry.opaque) {
         (entry.taskUnreadable ? mayBeUnreadable : opaqueFired).add(id);
+        entry.mayHaveEnded = true;
         continue;
       }
       if (entry.timeMs > nowMs) {
@@ -881,10 +884,16 @@ final class ContractModel {
     ScheduleView held = view.value();
     switch (entry.state) {
       case SCHEDULED -> {
+        if (entry.opaque && held.status() == ScheduleView.Status.UNKNOWN) {
+          // Its last occurrence in range came and went: the model cannot say when that is, so it
+          // takes kdelay's word, but only after a punctuation that could have ended it.
+          check(entry.mayHaveEnded, "%s: opaque schedule gone before it could come due", id);
+          entries.remove(id);
+          return;
+        }
         if (entry.opaque) {
           check(
-              held.status() == ScheduleView.Status.PENDING
-                  || held.status() == ScheduleView.Status.UNKNOWN,
+              held.status() == ScheduleView.Status.PENDING,
               "%s: opaque schedule held as %s",
               id,
               held);

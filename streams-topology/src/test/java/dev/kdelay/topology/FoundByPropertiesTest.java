@@ -174,6 +174,45 @@ class FoundByPropertiesTest {
     }
   }
 
+  /**
+   * "topology: sequences with crashes" (seed -4361006743106503925, case 10,705 of 20,000), shrunk
+   * to: a spring cron schedule "b" every 10 s whose end bound is now, on one of its occurrences;
+   * 6,577 ms later, a reschedule of "b". kdelay was right: the end bound is the last instant the
+   * schedule may fire at, so it fired that one occurrence and ended, and the reschedule found no
+   * schedule. The model was wrong: it kept a cron it does not compute alive after kdelay ended it.
+   * Kept as what kdelay must do.
+   */
+  @Test
+  void shouldFireACronWhoseEndBoundIsOneOfItsOccurrencesThereAndEndIt() {
+    try (DelayDriver delay = DelayDriver.exactlyOnce(stateDir)) {
+      // given: START is on a 10 s boundary
+      delay.request(
+          "b",
+          "v",
+          header(DelayHeaders.TARGET_TOPIC, TARGET),
+          header(DelayHeaders.CRON, "*/10 * * * * ?"),
+          header(DelayHeaders.CRON_TYPE, "spring"),
+          header(DelayHeaders.END_AT, Long.toString(START)));
+      delay.advance(Duration.ofMillis(6_577));
+
+      // when
+      delay.request(
+          "b",
+          null,
+          header(DelayHeaders.ACTION, "reschedule"),
+          header(DelayHeaders.FIRE_AT, Long.toString(delay.now().toEpochMilli())));
+
+      // then: its one occurrence in bounds fired, and nothing was left to move
+      assertThat(delay.fired())
+          .extracting(r -> headerText(r.headers(), DelayHeaders.DUE_AT))
+          .containsExactly(Long.toString(START));
+      assertThat(delay.deadLetters())
+          .extracting(r -> headerText(r.headers(), DelayHeaders.ERROR))
+          .containsExactly(RejectionReason.NOT_APPLICABLE.name());
+      assertThat(StoredSchedules.of(delay.driver).lookup("b")).isEmpty();
+    }
+  }
+
   private static Observed send(TopologyHarness harness, RequestSpec spec) {
     GeneratedRequest request = spec.render(harness.now(), harness.limits());
     return harness.send(request);
