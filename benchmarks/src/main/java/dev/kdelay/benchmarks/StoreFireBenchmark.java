@@ -1,7 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import dev.kdelay.topology.DelayConfig;
-import dev.kdelay.topology.internals.RequestProcessor;
+import dev.kdelay.topology.internals.IntakeReadAhead;
 import dev.kdelay.topology.internals.store.BoundedMemoryRocksDbConfig;
 import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
 import dev.kdelay.topology.internals.store.RocksDbOptions;
@@ -34,7 +34,7 @@ import org.rocksdb.WriteOptions;
  * throughput ratio can be measured and changed without the noise of brokers and producers.
  *
  * <p>The schedule store, as the stream thread drives it: the ids of {@link
- * RequestProcessor#READ_AHEAD} requests read ahead together (as of a poll; {@code
+ * IntakeReadAhead#READ_AHEAD} requests read ahead together (as of a poll; {@code
  * -Dkdelay.bench.noReadAhead=true} leaves that out), then per request a lookup of its id and the
  * write of its entry (with its due index key); then, until nothing is due, a due scan of at most
  * {@code fires-per-commit} entries, each rewritten as its fired marker (with its expiry index key),
@@ -136,9 +136,9 @@ public final class StoreFireBenchmark {
       store.due(now, firesPerCommit, 8L << 20);
       long started = System.nanoTime();
       for (int i = 0; i < tasks; i++) {
-        if (readAhead && i % RequestProcessor.READ_AHEAD == 0) {
-          List<byte[]> ahead = new ArrayList<>(RequestProcessor.READ_AHEAD);
-          for (int j = i; j < Math.min(tasks, i + RequestProcessor.READ_AHEAD); j++) {
+        if (readAhead && i % IntakeReadAhead.READ_AHEAD == 0) {
+          List<byte[]> ahead = new ArrayList<>(IntakeReadAhead.READ_AHEAD);
+          for (int j = i; j < Math.min(tasks, i + IntakeReadAhead.READ_AHEAD); j++) {
             ahead.add(id(j));
           }
           store.readAhead(ahead);

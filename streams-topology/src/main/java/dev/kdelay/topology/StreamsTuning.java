@@ -216,4 +216,24 @@ public final class StreamsTuning {
     }
     return List.of();
   }
+
+  /**
+   * How often Kafka Streams commits on its own: its {@code commit.interval.ms} as in effect in an
+   * application's configuration (a pass-through Kafka property may set it apart from {@code
+   * delay.commit.interval.ms}), or {@code fallbackMs} if it is not set there.
+   */
+  public static long commitIntervalMs(Map<String, Object> appConfigs, long fallbackMs) {
+    Object configured = appConfigs.get(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
+    if (configured instanceof Number number) {
+      return number.longValue();
+    }
+    if (configured instanceof String text) {
+      try {
+        return Long.parseLong(text.trim());
+      } catch (NumberFormatException e) {
+        // Kafka Streams refuses such a configuration before any processor starts.
+      }
+    }
+    return fallbackMs;
+  }
 }

@@ -5,7 +5,11 @@ import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.internals.store.ScheduleBytes;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
 import dev.kdelay.topology.internals.store.ScheduleEntry.State;
+import java.time.Duration;
 import org.apache.kafka.common.utils.Bytes;
+import org.apache.kafka.streams.processor.Cancellable;
+import org.apache.kafka.streams.processor.PunctuationType;
+import org.apache.kafka.streams.processor.api.ProcessorContext;
 
 /**
  * The gauges of one partition, kept by its stream thread and published for any reader.
@@ -20,6 +24,14 @@ import org.apache.kafka.common.utils.Bytes;
  * <p>Written on the stream thread only; the published values are volatile, each read on its own.
  */
 final class PartitionState implements PartitionGauges {
+
+  /**
+   * Stored schedules counted per step when a partition starts here, and how often a step runs: a
+   * step costs a few milliseconds of the stream thread, so fires due meanwhile are barely delayed.
+   */
+  private static final int COUNT_STEP = 5_000;
+
+  private static final Duration COUNT_INTERVAL = Duration.ofMillis(50);
 
   private final int partition;
 
@@ -52,6 +64,26 @@ final class PartitionState implements PartitionGauges {
     add(from, -1);
     add(to, 1);
     publishCounts();
+  }
+
+  /**
+   * Counts what the partition holds when it starts: a step now, and the rest a step per wall-clock
+   * interval, on the stream thread, until every stored schedule is counted.
+   */
+  void countInSteps(ProcessorContext<?, ?> context, ScheduleBytes store) {
+    if (countSome(store, COUNT_STEP)) {
+      return;
+    }
+    Cancellable[] counting = new Cancellable[1];
+    counting[0] =
+        context.schedule(
+            COUNT_INTERVAL,
+            PunctuationType.WALL_CLOCK_TIME,
+            timestamp -> {
+              if (countSome(store, COUNT_STEP)) {
+                counting[0].cancel();
+              }
+            });
   }
 
   /**

@@ -11,6 +11,7 @@ import dev.kdelay.schemas.RequestParser;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.LogValues;
+import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import dev.kdelay.topology.internals.delivery.DeadLetters;
@@ -23,24 +24,16 @@ import dev.kdelay.topology.internals.delivery.FireSteps;
 import dev.kdelay.topology.internals.delivery.OutputRecords;
 import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
-import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
-import java.util.HashMap;
-import java.util.Map;
 import java.util.Optional;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
-import org.apache.kafka.common.header.Headers;
-import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.StreamsConfig;
-import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
 import org.apache.kafka.streams.processor.api.Processor;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
-import org.apache.kafka.streams.processor.api.RecordMetadata;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -62,14 +55,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   private static final Logger log = LoggerFactory.getLogger(RequestProcessor.class);
 
-  /**
-   * Stored schedules counted per step when a partition starts here, and how often a step runs: a
-   * step costs a few milliseconds of the stream thread, so fires due meanwhile are barely delayed.
-   */
-  private static final int COUNT_STEP = 5_000;
-
-  private static final Duration COUNT_INTERVAL = Duration.ofMillis(50);
-
   private final DelayConfig config;
 
   /**
@@ -87,10 +72,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final DeliveryQuarantine quarantine;
   private final Deliverability deliverability;
   private final DeliveryCheck check;
-  private TopicWaits waits;
+  private WaitingAside aside;
   private ProcessorContext<Object, Object> context;
-  private TopicPartition requestsPartition;
-  private TopicPartition reroutePartition;
   private DeadLetters deadLetters;
   private Delivery delivery;
   private FireCommits commits;
@@ -99,17 +82,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private PartitionState gauges;
   private TaskFence fence;
   private Rerouting rerouting;
-  private Cancellable counting;
-  private MeteredScheduleStore store;
-
-  /**
-   * Per input partition, the offset up to which the ids of requests read were looked up ahead
-   * ({@link MeteredScheduleStore#readAhead}): the next lookup starts past it.
-   */
-  private final Map<TopicPartition, Long> readAheadTo = new HashMap<>();
-
-  /** Ids of requests read that one read-ahead looks up at most. */
-  public static final int READ_AHEAD = 512;
+  private IntakeReadAhead readAhead;
 
   /** Creates the processor of a configuration. */
   public RequestProcessor(DelayConfig config, TargetTopics targetTopics) {
@@ -150,14 +123,24 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   @Override
   public void init(ProcessorContext<Object, Object> context) {
     this.context = context;
-    this.requestsPartition = new TopicPartition(requestsTopic, context.taskId().partition());
-    this.reroutePartition = new TopicPartition(rerouteTopic, context.taskId().partition());
+    int partition = context.taskId().partition();
+    MeteredScheduleStore store = context.getStateStore(StoreFormat.SCHEDULES_STORE);
+    this.readAhead =
+        new IntakeReadAhead(
+            store,
+            new TopicPartition(requestsTopic, partition),
+            new TopicPartition(rerouteTopic, partition));
+    readAhead.forget();
     this.rerouting =
         new Rerouting(
             context, requestsTopic, rerouteTopic, requestsPartitions, quarantine, metrics);
-    forgetPolled();
-    // Anew at every start: a copy whose transaction aborted never comes back.
-    this.waits = new TopicWaits(config.targetTopicsLookupTimeout().toMillis());
+    this.aside =
+        new WaitingAside(
+            context,
+            config.targetTopicsLookupTimeout().toMillis(),
+            this::reroute,
+            metrics,
+            atLeastOnce(context));
     this.deadLetters =
         new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
     // One per task: the fires of a punctuation and those of requests share its commit requests.
@@ -165,19 +148,18 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         new FireCommits(
             config.fireCommitIntervalMs(),
             config.commitIntervalMs(),
-            regularCommitIntervalMs(context),
+            StreamsTuning.commitIntervalMs(context.appConfigs(), config.commitIntervalMs()),
             config.maxFiresPerCommit());
     this.delivery = new Delivery(context, check, deadLetters, metrics, commits);
     // Learn the dead-letter topic's limits now, in the background, not when the first is due.
     targetTopics.cached(config.dlqTopic());
-    this.store = context.getStateStore(StoreFormat.SCHEDULES_STORE);
     Recurrence recurrence =
         new Recurrence(
             new Occurrences(config.horizonMs()),
             config.misfireThresholdMs(),
             config.catchUpWindowMs());
-    this.gauges = new PartitionState(context.taskId().partition());
-    this.fence = new TaskFence(!atLeastOnce(context), rerouteTopic, context.taskId().partition());
+    this.gauges = new PartitionState(partition);
+    this.fence = new TaskFence(!atLeastOnce(context), rerouteTopic, partition);
     this.writes = new ScheduleWrites(store, gauges, atLeastOnce(context));
     DueEntries due = new DueEntries(writes, recurrence, metrics, config.firedRetentionMs());
     this.schedules =
@@ -202,18 +184,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             gauges,
             new FireSteps(quarantine, config.maxFiresPerPunctuation()),
             fence,
-            id -> waits.hasWaiting(id) || PolledRequests.ofThisThread().hasRequestFor(id)));
-    if (!gauges.countSome(store.bytes(), COUNT_STEP)) {
-      counting =
-          context.schedule(
-              COUNT_INTERVAL,
-              PunctuationType.WALL_CLOCK_TIME,
-              timestamp -> {
-                if (gauges.countSome(store.bytes(), COUNT_STEP)) {
-                  counting.cancel();
-                }
-              });
-    }
+            id -> aside.hasWaiting(id) || PolledRequests.ofThisThread().hasRequestFor(id)));
+    gauges.countInSteps(context, store.bytes());
     metrics.partitionOpened(gauges);
   }
 
@@ -226,72 +198,22 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         context.appConfigs().get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG));
   }
 
-  /**
-   * How often Kafka Streams commits on its own: its {@code commit.interval.ms} as in effect (a
-   * pass-through Kafka property may set it apart from {@code delay.commit.interval.ms}).
-   */
-  private long regularCommitIntervalMs(ProcessorContext<?, ?> context) {
-    Object configured = context.appConfigs().get(StreamsConfig.COMMIT_INTERVAL_MS_CONFIG);
-    if (configured instanceof Number number) {
-      return number.longValue();
-    }
-    if (configured instanceof String text) {
-      try {
-        return Long.parseLong(text.trim());
-      } catch (NumberFormatException e) {
-        // Kafka Streams refuses such a configuration before any processor starts.
-      }
-    }
-    return config.commitIntervalMs();
-  }
-
   @Override
   public void close() {
     if (gauges != null) {
       metrics.partitionClosed(gauges);
     }
-    if (requestsPartition != null) {
-      forgetPolled();
+    if (readAhead != null) {
+      readAhead.forget();
     }
-  }
-
-  /**
-   * Looks up ahead the ids of this record and the requests read behind it, when the last read-ahead
-   * did not reach it: a poll's requests are looked up a few hundred at a time, not one by one (see
-   * {@link RocksDBScheduleStore#readAhead}). Then forgets this record as unprocessed.
-   */
-  private void beforeProcessing(RecordMetadata metadata) {
-    TopicPartition partition = inputPartition(metadata);
-    PolledRequests.Buffer polled = PolledRequests.ofThisThread();
-    if (metadata.offset() > readAheadTo.getOrDefault(partition, -1L)) {
-      PolledRequests.Ahead ahead = polled.ahead(partition, metadata.offset(), READ_AHEAD);
-      if (!ahead.keys().isEmpty()) {
-        store.readAhead(ahead.keys());
-        readAheadTo.put(partition, ahead.lastOffset());
-      }
-    }
-    polled.processed(partition, metadata.offset());
-  }
-
-  /** Records of this task read before it (re)started, or left when it closes, are not its own. */
-  private void forgetPolled() {
-    readAheadTo.clear();
-    PolledRequests.Buffer polled = PolledRequests.ofThisThread();
-    polled.forget(requestsPartition);
-    polled.forget(reroutePartition);
   }
 
   @Override
   public void process(Record<byte[], byte[]> record) {
-    context.recordMetadata().ifPresent(this::beforeProcessing);
+    context.recordMetadata().ifPresent(readAhead::beforeProcessing);
     long now = context.currentSystemTimeMs();
     TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), rerouting.fromRerouteTopic());
-    if (record.headers().lastHeader(TopicWaits.HEADER) != null) {
-      // kdelay's own, read above: never carried into a stored task or a dead letter.
-      Headers headers = new RecordHeaders(record.headers().toArray());
-      headers.remove(TopicWaits.HEADER);
-      record = record.withHeaders(headers);
-    }
+    record = WaitingAside.withoutHeader(record);
     try {
       handle(record, now, copy);
     } catch (RuntimeException failure) {
@@ -299,7 +221,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         throw failure;
       }
       // This request's failure, not the thread's: it goes to the dead-letter topic, the rest flow.
-      goesOn(record, copy);
+      aside.goesOn(record, copy);
       failed(record, now, failure);
     }
   }
@@ -319,14 +241,19 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       // be lost with it if the task closed first, its offset committed; so it takes the reroute
       // topic's detour to this same partition, durably, and applies when it comes back. A copy
       // waiting for its topic keeps its place among its id's (TopicWaits).
-      reroute(record, now, copy == null ? null : TopicWaits.header(copy.sinceMs(), copy.token()));
+      reroute(record, now, WaitingAside.place(copy));
       context.commit();
       return;
     }
     ParseResult result =
-        parser.parse(record.key(), record.value(), record.headers(), stamped(record, now), now);
+        parser.parse(
+            record.key(),
+            record.value(),
+            record.headers(),
+            RequestTimestamps.counted(record, now, maxClockSkewMs),
+            now);
     if (result instanceof ParseResult.Rejected rejected) {
-      goesOn(record, copy);
+      aside.goesOn(record, copy);
       deadLetter(record, actionOf(record), rejected.rejection(), now);
       return;
     }
@@ -335,16 +262,16 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     if (request.schedule() != null) {
       Optional<Rejection> refused = check.byPolicy(request.schedule());
       if (refused.isPresent()) {
-        goesOn(record, copy);
+        aside.goesOn(record, copy);
         deadLetter(record, request.action(), refused.get(), now);
         return;
       }
       target = check.target(request.schedule());
     }
-    if (waitsAside(record, request, target.isPresent(), copy, now)) {
+    if (aside.waitsAside(record, request, target.isPresent(), copy, now)) {
       return;
     }
-    goesOn(record, copy);
+    aside.goesOn(record, copy);
     Optional<Rejection> refused =
         (request.schedule() == null
                 ? Optional.<Rejection>empty()
@@ -369,82 +296,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 request.action().wireName());
           }
         });
-  }
-
-  /**
-   * Sends a request aside to wait for the look-up of its target topic, or behind its id's requests
-   * that do ({@link TopicWaits}); a copy that came back waits again unless it may go on now.
-   *
-   * @param topicKnown whether intake knows what it needs of the request's target topic
-   * @return whether it waits: then there is nothing more to do with it now
-   */
-  private boolean waitsAside(
-      Record<byte[], byte[]> record,
-      DelayRequest request,
-      boolean topicKnown,
-      TopicWaits.Copy copy,
-      long now) {
-    String id = request.id();
-    if (copy != null) {
-      if (waits.mayGoOn(id, copy, topicKnown, now)) {
-        if (!topicKnown && waits.timedOut(copy, now) && log.isDebugEnabled()) {
-          log.debug(
-              "event=target-topic-lookup-slow id={} topic={} waited_ms={} response=take-unchecked",
-              LogValues.quote(id),
-              LogValues.quote(request.schedule().target().topic()),
-              now - copy.sinceMs());
-        }
-        return false;
-      }
-      if (!reroute(record, now, TopicWaits.header(copy.sinceMs(), copy.token()))) {
-        waits.done(id, copy.token());
-        return true;
-      }
-    } else {
-      if (topicKnown && !waits.hasWaiting(id)) {
-        return false;
-      }
-      String token = tokenOf(now);
-      if (!reroute(record, now, TopicWaits.header(now, token))) {
-        return true;
-      }
-      waits.started(id, token);
-    }
-    if (!atLeastOnce(context)) {
-      // The copy comes back once the transaction that wrote it commits; at least once, it comes
-      // back once the producer sent it, and the commit waits for that anyway.
-      context.commit();
-    }
-    Delivery.afterward(metrics::requestWaited);
-    return true;
-  }
-
-  /** A copy that waited goes on, or is dead-lettered: its id's next copy is now first. */
-  private void goesOn(Record<byte[], byte[]> record, TopicWaits.Copy copy) {
-    if (copy != null && record.key() != null) {
-      waits.done(new String(record.key(), StandardCharsets.UTF_8), copy.token());
-    }
-  }
-
-  /** A waiting request's token: the position it was read from, which nothing else has. */
-  private String tokenOf(long now) {
-    return context
-        .recordMetadata()
-        .map(m -> m.topic() + "-" + m.partition() + "@" + m.offset())
-        .orElse("t" + now + "-" + System.nanoTime());
-  }
-
-  /** The input partition a record was read from; the task's own two are kept. */
-  private TopicPartition inputPartition(RecordMetadata metadata) {
-    if (metadata.partition() == requestsPartition.partition()) {
-      if (requestsTopic.equals(metadata.topic())) {
-        return requestsPartition;
-      }
-      if (rerouteTopic.equals(metadata.topic())) {
-        return reroutePartition;
-      }
-    }
-    return new TopicPartition(metadata.topic(), metadata.partition());
   }
 
   /** Dead-letters a request kdelay failed on unexpectedly, naming the error in the log. */
@@ -474,28 +325,6 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       return record.value() == null ? Action.CANCEL : Action.SCHEDULE;
     }
     return Action.fromWireName(new String(action.value(), StandardCharsets.UTF_8)).orElse(null);
-  }
-
-  /**
-   * The time a request counts as stamped: its record timestamp, unless that lies further ahead of
-   * kdelay's clock than {@code delay.max.clock.skew.ms}. Requests for an id apply in timestamp
-   * order, so one from a producer whose clock runs years ahead would pin the id: no cancel or
-   * replacement stamped by a correct clock could overtake it.
-   */
-  private long stamped(Record<byte[], byte[]> record, long now) {
-    if (record.timestamp() - now <= maxClockSkewMs) {
-      return record.timestamp();
-    }
-    if (log.isDebugEnabled()) {
-      log.debug(
-          "event=clock-skew id={} stamped={} now={} counted_as={}",
-          LogValues.quote(
-              record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8)),
-          record.timestamp(),
-          now,
-          now);
-    }
-    return now;
   }
 
   /** Whether the request's id has a write held (at least once): see {@link HeldWrites}. */

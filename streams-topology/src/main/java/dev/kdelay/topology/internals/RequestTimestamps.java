@@ -1,10 +1,14 @@
 package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.topology.LogValues;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.processor.TimestampExtractor;
+import org.apache.kafka.streams.processor.api.Record;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /**
  * The timestamp of a request record: its own; for a request kdelay forwarded to the reroute topic,
@@ -18,6 +22,8 @@ import org.apache.kafka.streams.processor.TimestampExtractor;
  * {@code delay.max.clock.skew.ms}): its {@code delay-after} counts from then.
  */
 public final class RequestTimestamps implements TimestampExtractor {
+
+  private static final Logger log = LoggerFactory.getLogger(RequestTimestamps.class);
 
   private final String rerouteTopic;
 
@@ -52,5 +58,27 @@ public final class RequestTimestamps implements TimestampExtractor {
     } catch (NumberFormatException e) {
       return -1;
     }
+  }
+
+  /**
+   * The time a request counts as stamped: its record timestamp, unless that lies further ahead of
+   * kdelay's clock than {@code delay.max.clock.skew.ms}. Requests for an id apply in timestamp
+   * order, so one from a producer whose clock runs years ahead would pin the id: no cancel or
+   * replacement stamped by a correct clock could overtake it.
+   */
+  static long counted(Record<byte[], byte[]> record, long now, long maxClockSkewMs) {
+    if (record.timestamp() - now <= maxClockSkewMs) {
+      return record.timestamp();
+    }
+    if (log.isDebugEnabled()) {
+      log.debug(
+          "event=clock-skew id={} stamped={} now={} counted_as={}",
+          LogValues.quote(
+              record.key() == null ? null : new String(record.key(), StandardCharsets.UTF_8)),
+          record.timestamp(),
+          now,
+          now);
+    }
+    return now;
   }
 }
