@@ -27,7 +27,7 @@ import dev.kdelay.service.warmup.FirePathWarmup;
 import dev.kdelay.service.warmup.WarmingClientSupplier;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;

@@ -1,6 +1,6 @@
 package dev.kdelay.service;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import java.time.Clock;
 import java.time.Duration;

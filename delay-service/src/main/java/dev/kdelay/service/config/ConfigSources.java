@@ -3,7 +3,7 @@ package dev.kdelay.service.config;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.topology.DelayConfig;
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;

@@ -1,6 +1,6 @@
 package dev.kdelay.service.failover;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.time.Duration;
 import java.util.List;
 import java.util.Set;

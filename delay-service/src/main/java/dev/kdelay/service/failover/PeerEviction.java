@@ -1,6 +1,6 @@
 package dev.kdelay.service.failover;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.io.IOException;
 import java.net.ConnectException;
 import java.net.InetSocketAddress;

@@ -8,7 +8,7 @@ import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
 import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.service.http.Route.Reach;
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;

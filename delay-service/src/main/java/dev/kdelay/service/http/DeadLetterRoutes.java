@@ -9,7 +9,7 @@ import dev.kdelay.client.Replay;
 import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.deadletters.DeadLetterPages.Position;
 import dev.kdelay.service.input.TimeArguments;
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;

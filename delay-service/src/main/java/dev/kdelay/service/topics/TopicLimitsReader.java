@@ -1,6 +1,6 @@
 package dev.kdelay.service.topics;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import java.time.Duration;
 import java.util.ArrayList;

@@ -1,12 +1,12 @@
 package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.CronSpec;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.delivery.Delivery;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Firing;

@@ -1,7 +1,7 @@
 package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;

@@ -1,8 +1,8 @@
 package dev.kdelay.topology.internals;
 
 import dev.kdelay.schemas.DelayRequest;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.LogValues;
 import dev.kdelay.topology.internals.delivery.Delivery;
 import java.nio.charset.StandardCharsets;
 import org.apache.kafka.common.header.Headers;

@@ -1,6 +1,6 @@
 package dev.kdelay.topology.internals.delivery;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.util.Optional;

@@ -1,10 +1,10 @@
 package dev.kdelay.topology.internals.delivery;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.LogValues;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import org.apache.kafka.common.header.Header;

@@ -1,6 +1,6 @@
 package dev.kdelay.topology.internals.delivery;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerRecord;

@@ -1,6 +1,6 @@
 package dev.kdelay.topology.internals.delivery;
 
-import dev.kdelay.topology.LogValues;
+import dev.kdelay.schemas.LogValues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.IdentityHashMap;

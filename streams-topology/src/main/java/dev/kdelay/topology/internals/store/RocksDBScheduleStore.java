@@ -6,7 +6,6 @@ import java.util.List;
 import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.TopicPartition;
-import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.InvalidStateStoreException;
 import org.apache.kafka.streams.errors.ProcessorStateException;
@@ -39,11 +38,12 @@ import org.rocksdb.RocksDBException;
  * makes nothing.
  *
  * <p>Under exactly-once, an entry due soon for an id RocksDB holds nothing for is kept in memory
- * only ({@link #unwritten}) until it is fired or replaced, so that a task scheduled seconds ahead
- * costs RocksDB the marker its fire leaves (an entry and an expiry key) and nothing else: written
- * at intake, it cost an entry and a due key, and at its fire the due key's delete besides. Such
- * entries are part of the store like those in the memtables: lookups and due scans read them from
- * memory, and anything else that reads RocksDB (listings, a restore, a close) writes them first.
+ * only ({@link UnwrittenEntries}) until it is fired or replaced, so that a task scheduled seconds
+ * ahead costs RocksDB the marker its fire leaves (an entry and an expiry key) and nothing else:
+ * written at intake, it cost an entry and a due key, and at its fire the due key's delete besides.
+ * Such entries are part of the store like those in the memtables: lookups and due scans read them
+ * from memory, and anything else that reads RocksDB (listings, a restore, a close) writes them
+ * first.
  *
  * <p>Durability comes from the changelog, as for Kafka Streams' own RocksDB stores: the write-ahead
  * log is off, and the memtables are persisted before Kafka Streams writes a checkpoint. Entries
@@ -55,10 +55,9 @@ import org.rocksdb.RocksDBException;
  * query's read and the owner's close never overlap; uncontended, it costs nanoseconds.
  *
  * <p>This class keeps the lock and the order of operations; the parts, none thread-safe on its own,
- * are {@link RocksDbInstance} (the instance and its options), {@link CollectedWrites}, {@link
- * ReadAhead}, {@link NearDueEntries} and {@link UnwrittenEntries} (what the store holds in memory),
- * {@link DueIndex} (the due index and its scans), {@link ExpirySweep}, {@link ChangelogRestore} and
- * {@link StoreListings}.
+ * are {@link RocksDbInstance} (the instance and its options), {@link EntriesInMemory} (what the
+ * store holds in memory, and the write path through it), {@link DueIndex} (the due index and its
+ * scans), {@link ExpirySweep}, {@link ChangelogRestore} and {@link StoreListings}.
  */
 public final class RocksDBScheduleStore implements ScheduleBytes {
 
@@ -69,29 +68,13 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   private RocksDB db;
   private volatile boolean open;
   private boolean flushOnCommit = true;
-  private long writesMade;
   private final IndexBounds bounds = new IndexBounds();
 
-  /** Writes collected, not made yet, and the entries they leave. */
-  private final CollectedWrites collected = new CollectedWrites();
-
-  /** What a read-ahead learnt of ids about to be looked up; each answers one lookup. */
-  private final ReadAhead readAhead = new ReadAhead();
-
-  /** Live entries due soon, which a due scan reads from memory instead of RocksDB. */
-  private final NearDueEntries nearDue = new NearDueEntries();
-
-  /**
-   * Entries of {@link #nearDue} that are not in RocksDB at all: kept only under exactly-once (where
-   * no commit persists the store, see {@link #commit}), for ids RocksDB holds nothing for.
-   */
-  private final UnwrittenEntries unwritten = new UnwrittenEntries();
+  /** What the store holds of its entries outside RocksDB, and the write path through it. */
+  private final EntriesInMemory memory;
 
   /** Compactions held back while a restore brings a backlog in. */
   private BulkLoading bulkLoading;
-
-  /** Whether entries due soon may be kept in memory only: under exactly-once. */
-  private boolean keepsUnwritten;
 
   private ExpirySweep sweep;
   private ChangelogRestore restore;
@@ -100,6 +83,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
 
   public RocksDBScheduleStore(String name) {
     this.name = name;
+    this.memory = new EntriesInMemory(bounds, name);
   }
 
   @Override
@@ -123,14 +107,15 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     flushOnCommit =
         !StreamsConfig.EXACTLY_ONCE_V2.equals(
             String.valueOf(configs.get(StreamsConfig.PROCESSING_GUARANTEE_CONFIG)));
-    keepsUnwritten = !flushOnCommit;
     rocks = RocksDbInstance.open(dir, name, configs);
+    // Under exactly-once no commit persists the store: entries due soon may stay in memory only.
+    memory.open(rocks, !flushOnCommit);
     db = rocks.db;
     bulkLoading = new BulkLoading(db, rocks.options, name, System::currentTimeMillis);
     sweep = new ExpirySweep(db, rocks.writeOptions, bounds, name);
     restore = new ChangelogRestore(db, bounds);
     listings = new StoreListings(db, bounds, name);
-    dueIndex = new DueIndex(rocks, bounds, nearDue, unwritten, name);
+    dueIndex = new DueIndex(rocks, bounds, memory.nearDue(), memory.unwritten(), name);
     open = true;
   }
 
@@ -142,20 +127,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   @Override
   public synchronized byte[] get(byte[] id) {
     inUse();
-    Bytes wrapped = Bytes.wrap(id);
-    byte[] held = unwritten.get(wrapped);
-    if (held != null) {
-      return held;
-    }
-    byte[] collectedEntry = collected.entryOf(wrapped);
-    if (collectedEntry != null) {
-      return collectedEntry == CollectedWrites.DELETED ? null : collectedEntry;
-    }
-    byte[] known = readAhead.take(wrapped);
-    if (known != null) {
-      return known == ReadAhead.ABSENT ? null : known;
-    }
-    return rocks.entry(id);
+    return memory.get(id);
   }
 
   /**
@@ -166,12 +138,12 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   @Override
   public synchronized void readAhead(List<byte[]> ids) {
     inUse();
-    readAhead.read(db, name, ids, id -> collected.contains(id) || unwritten.contains(id));
+    memory.readAhead(ids);
   }
 
   /** How many ids a read-ahead answers for now; for tests. */
   synchronized int readAheadSize() {
-    return readAhead.size();
+    return memory.readAheadSize();
   }
 
   /**
@@ -185,30 +157,8 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   @Override
   public synchronized void write(byte[] id, byte[] previous, byte[] next) {
     inUse();
-    Bytes wrapped = Bytes.wrap(id);
-    byte[] held = unwritten.remove(id);
-    boolean kept = nearDue.keep(wrapped, next);
-    if (kept && keepsUnwritten && (held != null || previous == null)) {
-      // RocksDB holds nothing for the id: the entry stays in memory until fired or replaced.
-      unwritten.put(id, next);
-    } else {
-      // An entry kept in memory only left no index key in RocksDB to delete; its entry key is
-      // written over (or deleted) all the same, in case RocksDB held an older one.
-      collected.entry(id, held != null ? null : StoreKeys.indexOf(id, previous), next, bounds);
-    }
-    readAhead.forget(wrapped);
-    if (collected.full()) {
-      makeCollected();
-    }
+    memory.write(id, previous, next);
     notePosition();
-  }
-
-  /**
-   * Forgets the entries read ahead and those kept for the due scans: RocksDB may change under them.
-   */
-  private void forgetKnownEntries() {
-    readAhead.clear();
-    nearDue.forget();
   }
 
   /** Bytes the stores of this JVM may still keep for the due scans; for tests. */
@@ -218,40 +168,17 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
 
   /** How many entries are kept in memory for the due scans; for tests. */
   synchronized int nearDueSize() {
-    return nearDue.size();
-  }
-
-  /**
-   * Stages the entries kept in memory only as ordinary writes, then makes every collected write:
-   * RocksDB then holds the whole store.
-   */
-  private void makeAll() {
-    unwritten.drainTo(collected.staged(), bounds);
-    makeCollected();
+    return memory.nearDueSize();
   }
 
   /** Puts and deletes of keys made in RocksDB by writes (not by restores or sweeps); for tests. */
   synchronized long writesMade() {
-    return writesMade;
+    return memory.writesMade();
   }
 
   /** How many entries are kept in memory only; for tests. */
   synchronized int unwrittenSize() {
-    return unwritten.size();
-  }
-
-  /** Makes the writes collected so far, if any. */
-  private void makeCollected() {
-    if (!collected.isEmpty()) {
-      make(collected.take());
-    }
-  }
-
-  private void make(StagedWrites writes) {
-    writesMade += writes.count();
-    // In key order, each memtable insert searches from where the previous one landed (see
-    // StagedWrites): a fire's three writes go to three distant key ranges, a request's two.
-    rocks.write(writes, "write");
+    return memory.unwrittenSize();
   }
 
   /** Whether anything may be due at {@code nowMs}; answered from memory. */
@@ -277,7 +204,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   public synchronized long nextDue() {
     if (dueIndex.nextDueMayBeGone()) {
       checkOpen();
-      makeCollected();
+      memory.makeCollected();
       dueIndex.readNextDue();
     }
     return dueIndex.nextDue();
@@ -303,7 +230,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   @Override
   public synchronized List<Due> due(long nowMs, int maxCount, long maxBytes, byte[] after) {
     inUse();
-    makeCollected();
+    memory.makeCollected();
     return dueIndex.scan(nowMs, maxCount, maxBytes, after);
   }
 
@@ -334,10 +261,10 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     if (!bounds.mayHaveExpired(nowMs)) {
       return 0; // answered from memory: the collected writes wait for a read that needs them
     }
-    makeCollected();
+    memory.makeCollected();
     int swept = sweep.run(nowMs, max);
     if (swept > 0) {
-      readAhead.clear(); // a marker read ahead may be one it forgot
+      memory.forgetReadAhead(); // a marker read ahead may be one it forgot
     }
     return swept;
   }
@@ -346,14 +273,14 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   @Override
   public synchronized Listing listDue(byte[] from, long dueBeforeMs, int limit, long maxBytes) {
     checkOpen();
-    makeAll();
+    memory.makeAll();
     return listings.due(from, dueBeforeMs, limit, maxBytes);
   }
 
   @Override
   public synchronized byte[] scanEntries(byte[] afterId, int max, EntryVisitor visitor) {
     checkOpen();
-    makeAll();
+    memory.makeAll();
     return listings.entries(afterId, max, visitor);
   }
 
@@ -364,8 +291,8 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   public void restoreBatch(Collection<ConsumerRecord<byte[], byte[]>> records) {
     ChangelogRestore.Batch batch = ChangelogRestore.Batch.of(records);
     synchronized (this) {
-      makeAll();
-      forgetKnownEntries();
+      memory.makeAll();
+      memory.forgetKnown();
       if (!batch.changes().isEmpty()) {
         bulkLoading.restoring(batch.newestMs());
       }
@@ -400,8 +327,8 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
    */
   public synchronized long approximateNumKeys() {
     checkOpen();
-    makeCollected();
-    return rocks.approximateNumKeys() + 2L * unwritten.size();
+    memory.makeCollected();
+    return rocks.approximateNumKeys() + 2L * memory.unwrittenSize();
   }
 
   /**
@@ -414,7 +341,7 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
   @Override
   public synchronized void commit(Map<TopicPartition, Long> changelogOffsets) {
     if (open) {
-      makeCollected();
+      memory.makeCollected();
     }
     if (flushOnCommit && open) {
       rocks.flush();
@@ -428,12 +355,10 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
     }
     open = false;
     try {
-      makeAll(); // the writes a caller made and the entries kept in memory only
+      memory.makeAll(); // the writes a caller made and the entries kept in memory only
       rocks.flush(); // before Kafka Streams writes the checkpoint naming the changelog offset
     } finally {
-      collected.take();
-      unwritten.clear();
-      forgetKnownEntries();
+      memory.drop();
       rocks.close();
     }
   }
@@ -470,13 +395,13 @@ public final class RocksDBScheduleStore implements ScheduleBytes {
    * store's back: what the store keeps in memory of it is forgotten.
    */
   public synchronized RocksDB db() {
-    makeAll();
-    forgetKnownEntries();
+    memory.makeAll();
+    memory.forgetKnown();
     return db;
   }
 
   /** Whether writes are collected and not made yet; for tests. */
   synchronized boolean hasCollectedWrites() {
-    return !collected.isEmpty();
+    return memory.hasCollected();
   }
 }

@@ -1,4 +1,4 @@
-package dev.kdelay.topology;
+package dev.kdelay.schemas;
 
 /**
  * Values for kdelay's one-line {@code event=... key=value} log lines.

@@ -1,4 +1,4 @@
-package dev.kdelay.topology;
+package dev.kdelay.schemas;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
