@@ -3,6 +3,7 @@ package dev.kdelay.service;
 import static java.util.Objects.requireNonNull;
 
 import dev.kdelay.client.DelayClient;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.broker.EmbeddedKafka;
 import dev.kdelay.service.config.ClientProperties;
 import dev.kdelay.service.config.ServiceConfig;
@@ -27,7 +28,6 @@ import dev.kdelay.service.warmup.FirePathWarmup;
 import dev.kdelay.service.warmup.WarmingClientSupplier;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;

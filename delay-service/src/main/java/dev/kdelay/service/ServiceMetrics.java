@@ -1,9 +1,9 @@
 package dev.kdelay.service;
 
 import dev.kdelay.schemas.Action;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.PartitionGauges;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.DistributionSummary;

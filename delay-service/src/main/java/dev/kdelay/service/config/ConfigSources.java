@@ -2,8 +2,8 @@ package dev.kdelay.service.config;
 
 import static java.util.Objects.requireNonNull;
 
-import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.schemas.LogValues;
+import dev.kdelay.topology.DelayConfig;
 import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;

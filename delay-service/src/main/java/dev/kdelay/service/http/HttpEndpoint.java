@@ -1,7 +1,7 @@
 package dev.kdelay.service.http;
 
-import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.schemas.LogValues;
+import dev.kdelay.service.DelayServiceException;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.MeterRegistry;
 import java.io.IOException;

@@ -1,9 +1,9 @@
 package dev.kdelay.service.http;
 
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.topology.Decoded;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.ReadableSchedules;
 import dev.kdelay.topology.ScheduleView;
 import java.time.Instant;

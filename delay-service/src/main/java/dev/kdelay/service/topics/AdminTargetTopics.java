@@ -1,7 +1,7 @@
 package dev.kdelay.service.topics;
 
-import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.schemas.LogValues;
+import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.time.Clock;

@@ -1,11 +1,11 @@
 package dev.kdelay.service.warmup;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.RescuingProducer;

@@ -1,8 +1,8 @@
 package dev.kdelay.service.warmup;
 
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.service.topics.TopicMetadataWarmer;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.RescuingProducer;
 import java.util.Collection;
