@@ -45,8 +45,10 @@ import org.testcontainers.DockerClientFactory;
  * the replicas; a schedule made through one replica's admin API fires once; under a load of
  * scheduled tasks one broker container and one replica container are killed ({@code compose kill},
  * SIGKILL), and the fault tests' checker ({@link Verdict}) holds what a {@code read_committed}
- * consumer received against what was scheduled: nothing lost, nothing doubled. {@code compose down
- * -v} must leave no container, volume or network behind.
+ * consumer received against what was scheduled: nothing lost, nothing doubled. Each kill is checked
+ * to have left its container stopped. Both then start again: the broker must rejoin the in-sync
+ * replicas, the replica become ready (its tasks restored), and a schedule made through it fire
+ * once. {@code compose down -v} must leave no container, volume or network behind.
  *
  * <p>It takes minutes and needs a container engine and a compose tool, so it runs only when asked:
  * {@code KDELAY_COMPOSE_SCENARIO=1} (or {@code -Dkdelay.test.compose=true}), as {@code .ci/run}
@@ -142,7 +144,7 @@ class ComposeScenarioIT {
                 .size();
 
         // then: a schedule made through one replica's admin API fires once
-        scheduleThroughTheApi(admin, writeToken, readToken);
+        scheduleThroughTheApi(admin, 8082, "api-1", writeToken, readToken);
 
         // when: a load, and a broker and a replica killed under it
         Ledger ledger = new Ledger();
@@ -166,10 +168,10 @@ class ComposeScenarioIT {
           load.start();
           load.awaitSent(0.3, Duration.ofMinutes(2));
           compose.run(Duration.ofMinutes(1), "kill", "kafka-2");
-          mark("killed kafka-2");
+          mark("killed kafka-2 (" + assertNotRunning("kafka-2") + ")");
           load.awaitSent(0.6, Duration.ofMinutes(2));
           compose.run(Duration.ofMinutes(1), "kill", "kdelay-3");
-          mark("killed kdelay-3");
+          mark("killed kdelay-3 (" + assertNotRunning("kdelay-3") + ")");
 
           // then: what read_committed consumers received, held against what was scheduled
           load.awaitFinished(Duration.ofMinutes(3));
@@ -208,6 +210,27 @@ class ComposeScenarioIT {
                 return result.size() == 1 && result.get(0).path("value").get(1).asDouble() > 0;
               });
         }
+
+        // when: the killed broker, which the cluster has dropped from its replica sets by now, and
+        // the killed replica start again
+        Await.until(
+            "kafka-2 (broker 2) out of the in-sync replicas of kdelay's request topic",
+            Duration.ofMinutes(1),
+            () -> outOfSyncEverywhere(admin, "delay-requests", 2));
+        mark("kafka-2 out of every replica set");
+        compose.run(Duration.ofMinutes(2), "start", "kafka-2", "kdelay-3");
+        mark("started kafka-2 and kdelay-3 again");
+
+        // then: the broker is back in every replica set, the replica restored its tasks, and a
+        // schedule made through it fires once
+        Await.until(
+            "kafka-2 (broker 2) back in the in-sync replicas of kdelay's request topic",
+            Duration.ofMinutes(3),
+            () -> inSyncEverywhere(admin, "delay-requests", 2));
+        mark("kafka-2 in sync again");
+        Await.until("every replica ready again", Duration.ofMinutes(5), this::allReady);
+        mark("kdelay-3 ready again");
+        scheduleThroughTheApi(admin, 8083, "api-2", writeToken, readToken);
       }
     } finally {
       try {
@@ -320,47 +343,63 @@ class ComposeScenarioIT {
   }
 
   /**
-   * Schedules a task through kdelay-2's admin API and waits until it is visible, once, to a {@code
-   * read_committed} consumer; then until kdelay reports it fired, and reads the target to its last
-   * stable offset, so that a second fire would show. A timeout says where the request stands.
+   * Schedules a task through one replica's admin API and waits until it is visible, once, to a
+   * {@code read_committed} consumer; then until kdelay reports it fired, and reads the target to
+   * its last stable offset, so that a second fire would show. A timeout says where the request
+   * stands.
+   *
+   * @param port the replica's published port
+   * @param id the schedule id, new to this run
    */
-  private void scheduleThroughTheApi(Admin admin, String writeToken, String readToken)
-      throws Exception {
+  private void scheduleThroughTheApi(
+      Admin admin, int port, String id, String writeToken, String readToken) throws Exception {
     try (CommittedRecords fired =
         new CommittedRecords(BOOTSTRAP, List.of(API_TARGET), DelayHeaders.IDEMPOTENCY_KEY)) {
       long sentMs = System.currentTimeMillis();
       HttpResponse<String> accepted =
           http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:8082/schedules"))
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/schedules"))
                   .header("Content-Type", "application/json")
                   .header("Authorization", "Bearer " + writeToken)
                   .timeout(Duration.ofSeconds(30))
                   .POST(
                       HttpRequest.BodyPublishers.ofString(
-                          "{\"id\":\"api-1\",\"targetTopic\":\""
+                          "{\"id\":\""
+                              + id
+                              + "\",\"targetTopic\":\""
                               + API_TARGET
-                              + "\",\"after\":\"2s\",\"payload\":\"through kdelay-2\"}"))
+                              + "\",\"after\":\"2s\",\"payload\":\"through "
+                              + port
+                              + "\"}"))
                   .build(),
               HttpResponse.BodyHandlers.ofString());
       assertThat(accepted.statusCode()).as(accepted.body()).isEqualTo(202);
       try {
-        Await.until("the API's schedule to fire", Duration.ofSeconds(60), () -> fired.size() >= 1);
+        Await.until(
+            "the API's schedule " + id + " to fire",
+            Duration.ofSeconds(60),
+            () -> fired.first(received -> id.equals(keyOf(received))).isPresent());
       } catch (AssertionError e) {
         throw new AssertionError(
-            e.getMessage() + "; where it stands:\n" + whereItStands(admin, readToken), e);
+            e.getMessage() + "; where it stands:\n" + whereItStands(admin, port, id, readToken), e);
       }
-      long visibleMs = fired.snapshot().get(0).receivedAtMs();
+      long visibleMs =
+          fired.first(received -> id.equals(keyOf(received))).orElseThrow().receivedAtMs();
       Await.until(
-          "kdelay to report api-1 fired",
+          "kdelay to report " + id + " fired",
           Duration.ofSeconds(30),
-          () -> reportedFired(scheduleStatus(readToken)));
-      List<Received> received = fired.finish(Duration.ofSeconds(30));
-      assertThat(received).hasSize(1);
-      assertThat(new String(received.get(0).record().key(), StandardCharsets.UTF_8))
-          .isEqualTo("api-1");
-      assertThat(received.get(0).value()).isEqualTo("through kdelay-2");
+          () -> reportedFired(scheduleStatus(port, id, readToken)));
+      // The target holds the earlier schedules' fires too: this one's must be there once.
+      List<Received> received =
+          fired.finish(Duration.ofSeconds(30)).stream().filter(r -> id.equals(keyOf(r))).toList();
+      assertThat(received).as("fires of " + id).hasSize(1);
+      assertThat(received.get(0).value()).isEqualTo("through " + port);
       mark(
-          "API schedule fired once (accepted "
+          "API schedule "
+              + id
+              + " through port "
+              + port
+              + " fired once (accepted "
               + accepted.body()
               + ", due 2 s after, visible "
               + (visibleMs - sentMs)
@@ -368,12 +407,16 @@ class ComposeScenarioIT {
     }
   }
 
-  /** {@code GET /schedules/api-1} through kdelay-2, which asks the owner: status and body. */
-  private String scheduleStatus(String readToken) {
+  private static String keyOf(Received received) {
+    return new String(received.record().key(), StandardCharsets.UTF_8);
+  }
+
+  /** {@code GET /schedules/ID} through a replica, which asks the owner: status and body. */
+  private String scheduleStatus(int port, String id, String readToken) {
     try {
       HttpResponse<String> response =
           http.send(
-              HttpRequest.newBuilder(URI.create("http://127.0.0.1:8082/schedules/api-1"))
+              HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/schedules/" + id))
                   .header("Authorization", "Bearer " + readToken)
                   .timeout(Duration.ofSeconds(15))
                   .build(),
@@ -404,13 +447,16 @@ class ComposeScenarioIT {
   }
 
   /** Where the API's schedule stands: kdelay's view of it, the group, offsets, dead letters. */
-  private String whereItStands(Admin admin, String readToken) throws InterruptedException {
+  private String whereItStands(Admin admin, int port, String id, String readToken)
+      throws InterruptedException {
     List<String> topics = new ArrayList<>(List.of("delay-requests", "delay-requests-rerouted"));
     topics.add(API_TARGET);
     topics.add("delay-dlq");
     topics.add("kdelay-delay-schedules-v2-changelog");
-    return "GET /schedules/api-1: "
-        + scheduleStatus(readToken)
+    return "GET /schedules/"
+        + id
+        + ": "
+        + scheduleStatus(port, id, readToken)
         + "\ndead letters: "
         + deadLetters()
         + "\n"
@@ -427,6 +473,59 @@ class ComposeScenarioIT {
                       + ": "
                       + r.header(DelayHeaders.ERROR))
           .toList();
+    }
+  }
+
+  /**
+   * Asserts that a service's container is not running, as a kill leaves it: the fault happened.
+   *
+   * @return the state the engine reports
+   */
+  private static String assertNotRunning(String service) {
+    List<com.github.dockerjava.api.model.Container> containers =
+        DockerClientFactory.instance()
+            .client()
+            .listContainersCmd()
+            .withShowAll(true)
+            .withLabelFilter(
+                Map.of(
+                    "com.docker.compose.project", PROJECT, "com.docker.compose.service", service))
+            .exec();
+    assertThat(containers).as("the container of " + service).hasSize(1);
+    String state = containers.get(0).getState();
+    assertThat(state).as("the state of " + service + " after its kill").isNotEqualTo("running");
+    return "state " + state;
+  }
+
+  /** Whether a broker is in the in-sync replicas of no partition of a topic. */
+  private static boolean outOfSyncEverywhere(Admin admin, String topic, int broker) {
+    try {
+      return admin
+          .describeTopics(List.of(topic))
+          .allTopicNames()
+          .get(10, TimeUnit.SECONDS)
+          .get(topic)
+          .partitions()
+          .stream()
+          .noneMatch(p -> p.isr().stream().anyMatch(node -> node.id() == broker));
+    } catch (Exception e) {
+      return false; // the cluster did not answer in time: ask again
+    }
+  }
+
+  /** Whether a broker is in the in-sync replicas of every partition of a topic. */
+  private static boolean inSyncEverywhere(Admin admin, String topic, int broker) {
+    try {
+      return admin
+          .describeTopics(List.of(topic))
+          .allTopicNames()
+          .get(10, TimeUnit.SECONDS)
+          .get(topic)
+          .partitions()
+          .stream()
+          .allMatch(p -> p.isr().stream().anyMatch(node -> node.id() == broker));
+    } catch (Exception e) {
+      return false; // the cluster did not answer in time: ask again
     }
   }
 
