@@ -5,10 +5,10 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * The settings of the single-node brokers kdelay runs on itself: the embedded broker of {@code
- * bin/kdelay}, the benchmark's and the tests'. One definition, so that the figures of the
- * benchmark, of the fault tests and of a newcomer's first run come from brokers that say what they
- * are.
+ * The settings of the brokers kdelay runs on itself: the embedded broker of {@code bin/kdelay}, the
+ * benchmark's and the tests' (single nodes, and the nodes of the fault tests' clusters). One
+ * definition, so that the figures of the benchmark, of the fault tests and of a newcomer's first
+ * run come from brokers that say what they are.
  *
  * <p>Every profile starts from what one node needs whatever else it is set to ({@link
  * #singleNode}): one replica for every internal topic, transactions that need one in-sync replica,
@@ -62,10 +62,39 @@ public enum BrokerProfile {
 
   /** The broker settings of this profile for a single node, listeners and directories aside. */
   public Map<String, String> settings() {
-    Map<String, String> props = singleNode();
+    return settings(1);
+  }
+
+  /**
+   * The broker settings of this profile for each node of a cluster, listeners and directories
+   * aside. From three nodes on, the internal topics keep Apache Kafka's defaults (three replicas,
+   * transactions that need two in sync); between one and three, as many replicas as there are
+   * nodes.
+   *
+   * @param nodes how many brokers the cluster has
+   */
+  public Map<String, String> settings(int nodes) {
+    if (nodes < 1) {
+      throw new IllegalArgumentException("a cluster has at least one node, not " + nodes);
+    }
+    Map<String, String> props = nodes == 1 ? singleNode() : cluster(nodes);
     if (this == TUNED) {
       props.putAll(tuning());
     }
+    return props;
+  }
+
+  /** What every node of a cluster of two or more needs, whatever its profile. */
+  private static Map<String, String> cluster(int nodes) {
+    Map<String, String> props = new HashMap<>();
+    if (nodes < 3) {
+      String replicas = Integer.toString(nodes);
+      props.put("offsets.topic.replication.factor", replicas);
+      props.put("transaction.state.log.replication.factor", replicas);
+      props.put("share.coordinator.state.topic.replication.factor", replicas);
+    }
+    // The nodes of a test's or a benchmark's cluster share one machine: memory only.
+    props.put("log.cleaner.dedupe.buffer.size", Long.toString(8L * 1024 * 1024));
     return props;
   }
 

@@ -1,13 +1,13 @@
 package dev.kdelay.service.faults;
 
 import dev.kdelay.service.Main;
-import java.nio.file.Path;
 import java.util.Arrays;
+import java.util.List;
 
 /**
  * Entry point of the child JVMs the fault harness starts: {@code service ARGS...} runs kdelay's own
- * {@link Main} with those arguments, {@code broker DIR HOST PORT CONTROLLER_PORT} a {@link
- * StandaloneBroker}.
+ * {@link Main} with those arguments, {@code broker DIR HOST PORT CONTROLLER_PORT [NODE_ID VOTERS
+ * CLUSTER_ID NODES]} a {@link StandaloneBroker}, a single node or one of a cluster.
  *
  * <p>Before that it ties the child's life to the test JVM: a child whose parent is gone halts at
  * once, so that a test JVM killed mid-run never leaves kdelay instances or a broker behind. Nothing
@@ -23,9 +23,7 @@ public final class ChildMain {
     String[] rest = Arrays.copyOfRange(args, 1, args.length);
     switch (args[0]) {
       case "service" -> Main.main(rest);
-      case "broker" ->
-          StandaloneBroker.run(
-              Path.of(rest[0]), rest[1], Integer.parseInt(rest[2]), Integer.parseInt(rest[3]));
+      case "broker" -> StandaloneBroker.run(StandaloneBroker.Node.of(List.of(rest)));
       default -> throw new IllegalArgumentException("expected service or broker, got " + args[0]);
     }
   }

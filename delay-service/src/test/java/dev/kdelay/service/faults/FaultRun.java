@@ -31,7 +31,12 @@ final class FaultRun {
    * of its fleets. Closing it earlier is fine: closing twice does nothing.
    */
   FaultScenario scenario(String name, String bootstrapServers) {
-    FaultScenario scenario = closeAfter(new FaultScenario(name, bootstrapServers));
+    return scenario(name, bootstrapServers, (short) 1);
+  }
+
+  /** As {@link #scenario(String, String)}, its topics with {@code replicas} replicas each. */
+  FaultScenario scenario(String name, String bootstrapServers, short replicas) {
+    FaultScenario scenario = closeAfter(new FaultScenario(name, bootstrapServers, replicas));
     scenarios.add(scenario);
     return scenario;
   }

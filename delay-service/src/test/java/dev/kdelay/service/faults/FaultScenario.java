@@ -41,6 +41,7 @@ final class FaultScenario implements AutoCloseable {
 
   private final String name;
   private final String bootstrapServers;
+  private final short replicas;
   private final Path dir;
   private final Admin admin;
   private final Ledger ledger = new Ledger();
@@ -52,8 +53,17 @@ final class FaultScenario implements AutoCloseable {
   private boolean closed;
 
   FaultScenario(String name, String bootstrapServers) {
+    this(name, bootstrapServers, (short) 1);
+  }
+
+  /**
+   * A scenario whose topics have {@code replicas} replicas each, and need two in sync from three
+   * replicas on, as kdelay's own on a cluster of that size.
+   */
+  FaultScenario(String name, String bootstrapServers, short replicas) {
     this.name = name;
     this.bootstrapServers = bootstrapServers;
+    this.replicas = replicas;
     this.dir = freshDir(name);
     this.admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers));
     createTopics();
@@ -69,14 +79,25 @@ final class FaultScenario implements AutoCloseable {
     topics.put(requestsTopic() + "-rerouted", REQUESTS_PARTITIONS);
     topics.put(dlqTopic(), REQUESTS_PARTITIONS);
     targets().forEach(target -> topics.put(target, TARGET_PARTITIONS));
-    createTopics(admin, topics);
+    createTopics(admin, topics, replicas);
   }
 
   /** Creates topics with one replica each, waiting until the broker has. */
   static void createTopics(Admin admin, Map<String, Integer> partitionsByTopic) {
+    createTopics(admin, partitionsByTopic, (short) 1);
+  }
+
+  /**
+   * Creates topics with {@code replicas} replicas each (two in sync needed from three on), waiting
+   * until the controller has.
+   */
+  static void createTopics(Admin admin, Map<String, Integer> partitionsByTopic, short replicas) {
     List<NewTopic> topics = new ArrayList<>();
+    Map<String, String> configs =
+        replicas >= 3 ? Map.of("min.insync.replicas", "2") : Map.<String, String>of();
     partitionsByTopic.forEach(
-        (topic, partitions) -> topics.add(new NewTopic(topic, partitions, (short) 1)));
+        (topic, partitions) ->
+            topics.add(new NewTopic(topic, partitions, replicas).configs(configs)));
     try {
       admin.createTopics(topics).all().get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     } catch (Exception e) {
@@ -86,6 +107,11 @@ final class FaultScenario implements AutoCloseable {
 
   String name() {
     return name;
+  }
+
+  /** How many replicas each of the scenario's topics has. */
+  short replicas() {
+    return replicas;
   }
 
   String bootstrapServers() {

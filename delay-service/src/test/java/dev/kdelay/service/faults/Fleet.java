@@ -50,7 +50,9 @@ final class Fleet implements AutoCloseable {
     env.put("DELAY_DLQ_TOPIC", scenario.dlqTopic());
     env.put("DELAY_NUM_STANDBY_REPLICAS", Integer.toString(standbys));
     env.put("DELAY_TOPIC_PARTITIONS", Integer.toString(partitions));
-    env.put("DELAY_TOPIC_REPLICATION_FACTOR", "1");
+    // As many replicas as the scenario's own topics have: one on a single broker, three on a
+    // cluster, where a changelog of one replica would go offline with its broker.
+    env.put("DELAY_TOPIC_REPLICATION_FACTOR", Integer.toString(scenario.replicas()));
     env.put("DELAY_ROCKSDB_BLOCK_CACHE_BYTES", Integer.toString(16 << 20));
     env.put("DELAY_ROCKSDB_WRITE_BUFFER_BYTES", Integer.toString(8 << 20));
     // No session timeout of its own: the fleet fails over with kdelay's defaults, which are what

@@ -1,0 +1,248 @@
+package dev.kdelay.service.faults;
+
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Collectors;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.ListTopicsOptions;
+import org.apache.kafka.clients.admin.TopicDescription;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.TopicPartitionInfo;
+import org.apache.kafka.common.Uuid;
+
+/**
+ * A Kafka cluster of several {@link BrokerProcess}es, each a broker and a controller in a child JVM
+ * of its own, on loopback ports of its own: one can be killed (SIGKILL) or stopped and started
+ * again as the same node with the same data, as a crash or a rolling upgrade does, while the others
+ * elect new leaders. The controllers form one static quorum.
+ *
+ * <p>Its settings are the tests' {@link dev.kdelay.service.broker.BrokerProfile} for a cluster of
+ * its size: Apache Kafka's defaults unless told otherwise, so three replicas for the internal
+ * topics and transactions that need two in sync.
+ */
+final class BrokerCluster implements AutoCloseable {
+
+  private static final String HOST = "127.0.0.1";
+  private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+
+  private final List<BrokerProcess> nodes;
+  private final Admin admin;
+
+  private BrokerCluster(List<BrokerProcess> nodes) {
+    this.nodes = List.copyOf(nodes);
+    this.admin =
+        Admin.create(
+            Map.of(
+                AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
+                bootstrapServers(),
+                AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
+                (int) ADMIN_TIMEOUT.toMillis()));
+  }
+
+  /**
+   * Starts a cluster of {@code size} nodes, with ids 1 to {@code size}, their data and logs under
+   * {@code dir}, and waits until every node serves.
+   */
+  static BrokerCluster start(Path dir, int size, Path logConfig) {
+    int[] ports = BrokerProcess.freePorts(2 * size);
+    List<String> voters = new ArrayList<>();
+    for (int i = 0; i < size; i++) {
+      voters.add((i + 1) + "@" + HOST + ":" + ports[2 * i + 1]);
+    }
+    String clusterId = Uuid.randomUuid().toString();
+    List<BrokerProcess> nodes = new ArrayList<>();
+    for (int i = 0; i < size; i++) {
+      int id = i + 1;
+      StandaloneBroker.Node node =
+          new StandaloneBroker.Node(
+              dir.resolve("node-" + id),
+              HOST,
+              ports[2 * i],
+              ports[2 * i + 1],
+              id,
+              String.join(",", voters),
+              clusterId,
+              size);
+      nodes.add(
+          BrokerProcess.of(node, "broker-" + id, dir.resolve("node-" + id + ".log"), logConfig));
+    }
+    BrokerCluster cluster = new BrokerCluster(nodes);
+    try {
+      // All at once: a node serves only once a quorum of controllers has elected a leader.
+      nodes.forEach(BrokerProcess::launch);
+      nodes.forEach(BrokerProcess::awaitServing);
+      Await.until(
+          "every broker registered with the controller",
+          Duration.ofSeconds(60),
+          () -> cluster.liveBrokers().size() == size);
+    } catch (RuntimeException | AssertionError e) {
+      cluster.close();
+      throw e;
+    }
+    return cluster;
+  }
+
+  /** Every node's address. */
+  String bootstrapServers() {
+    return nodes.stream().map(BrokerProcess::bootstrapServers).collect(Collectors.joining(","));
+  }
+
+  int size() {
+    return nodes.size();
+  }
+
+  /** The node of an id, from 1. */
+  BrokerProcess node(int id) {
+    return nodes.get(id - 1);
+  }
+
+  List<BrokerProcess> nodes() {
+    return nodes;
+  }
+
+  Admin admin() {
+    return admin;
+  }
+
+  /** The ids of the brokers the controller counts as alive, or none if it does not answer. */
+  Set<Integer> liveBrokers() {
+    try {
+      return admin
+          .describeCluster()
+          .nodes()
+          .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
+          .stream()
+          .map(org.apache.kafka.common.Node::id)
+          .collect(Collectors.toSet());
+    } catch (Exception e) {
+      return Set.of();
+    }
+  }
+
+  /** The id of the active controller, the quorum's leader. */
+  int activeController() throws Exception {
+    return admin
+        .describeMetadataQuorum()
+        .quorumInfo()
+        .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
+        .leaderId();
+  }
+
+  /** The partitions of these topics as the controller describes them now. */
+  Map<TopicPartition, TopicPartitionInfo> partitions(Collection<String> topics) throws Exception {
+    Map<String, TopicDescription> described =
+        admin
+            .describeTopics(topics)
+            .allTopicNames()
+            .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+    Map<TopicPartition, TopicPartitionInfo> partitions = new java.util.HashMap<>();
+    described.forEach(
+        (topic, description) ->
+            description
+                .partitions()
+                .forEach(p -> partitions.put(new TopicPartition(topic, p.partition()), p)));
+    return partitions;
+  }
+
+  /** The id of a partition's leader, or -1 if it has none now or the cluster does not answer. */
+  int leaderOf(TopicPartition partition) {
+    try {
+      TopicPartitionInfo info = partitions(List.of(partition.topic())).get(partition);
+      return info == null || info.leader() == null ? -1 : info.leader().id();
+    } catch (Exception e) {
+      return -1;
+    }
+  }
+
+  /**
+   * Whether every partition of these topics has every one of its replicas in sync and a leader: the
+   * cluster has healed.
+   */
+  boolean fullyInSync(Collection<String> topics) {
+    try {
+      return partitions(topics).values().stream()
+          .allMatch(p -> p.leader() != null && p.isr().size() == p.replicas().size());
+    } catch (Exception e) {
+      return false; // the cluster did not answer in time: ask again
+    }
+  }
+
+  /**
+   * Waits until every partition of every topic, internal ones included, has every replica in sync:
+   * what an operator waits for between two brokers of a rolling restart (no under-replicated
+   * partition), so that the next broker down leaves every partition a replica to lead.
+   */
+  void awaitFullyInSync(Duration timeout) {
+    Await.until(
+        "every replica of every topic in sync",
+        timeout,
+        () -> {
+          try {
+            Set<String> topics =
+                admin
+                    .listTopics(new ListTopicsOptions().listInternal(true))
+                    .names()
+                    .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+            return fullyInSync(topics);
+          } catch (Exception e) {
+            return false; // the cluster did not answer in time: ask again
+          }
+        });
+  }
+
+  /**
+   * The live brokers, the active controller, and every partition without all its replicas in sync
+   * (leader, replicas, in-sync replicas): what a failure message shows of the cluster.
+   */
+  String describe() {
+    StringBuilder text = new StringBuilder("cluster: live brokers ").append(liveBrokers());
+    try {
+      text.append(", active controller ").append(activeController());
+      Set<String> topics =
+          admin
+              .listTopics(new ListTopicsOptions().listInternal(true))
+              .names()
+              .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
+      partitions(topics).entrySet().stream()
+          .filter(
+              e ->
+                  e.getValue().isr().size() != e.getValue().replicas().size()
+                      || e.getValue().leader() == null)
+          .sorted(
+              java.util.Map.Entry.comparingByKey(
+                  java.util.Comparator.comparing(TopicPartition::toString)))
+          .forEach(
+              e ->
+                  text.append("\n  ")
+                      .append(e.getKey())
+                      .append(": leader ")
+                      .append(e.getValue().leader() == null ? "none" : e.getValue().leader().id())
+                      .append(", replicas ")
+                      .append(ids(e.getValue().replicas()))
+                      .append(", in sync ")
+                      .append(ids(e.getValue().isr())));
+    } catch (Exception e) {
+      text.append(" (the cluster did not answer: ").append(e).append(')');
+    }
+    return text.toString();
+  }
+
+  private static List<Integer> ids(List<org.apache.kafka.common.Node> nodes) {
+    return nodes.stream().map(org.apache.kafka.common.Node::id).toList();
+  }
+
+  @Override
+  public void close() {
+    admin.close(Duration.ofSeconds(5));
+    for (BrokerProcess node : nodes) {
+      node.close();
+    }
+  }
+}
