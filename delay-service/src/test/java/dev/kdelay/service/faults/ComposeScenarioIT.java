@@ -499,33 +499,33 @@ class ComposeScenarioIT {
 
   /** Whether a broker is in the in-sync replicas of no partition of a topic. */
   private static boolean outOfSyncEverywhere(Admin admin, String topic, int broker) {
-    try {
-      return admin
-          .describeTopics(List.of(topic))
-          .allTopicNames()
-          .get(10, TimeUnit.SECONDS)
-          .get(topic)
-          .partitions()
-          .stream()
-          .noneMatch(p -> p.isr().stream().anyMatch(node -> node.id() == broker));
-    } catch (Exception e) {
-      return false; // the cluster did not answer in time: ask again
-    }
+    return inSyncByPartition(admin, topic, broker)
+        .map(inSync -> !inSync.contains(true))
+        .orElse(false);
   }
 
   /** Whether a broker is in the in-sync replicas of every partition of a topic. */
   private static boolean inSyncEverywhere(Admin admin, String topic, int broker) {
+    return inSyncByPartition(admin, topic, broker)
+        .map(inSync -> !inSync.contains(false))
+        .orElse(false);
+  }
+
+  /** Per partition of a topic, whether a broker is in sync; empty if the cluster did not answer. */
+  private static Optional<List<Boolean>> inSyncByPartition(Admin admin, String topic, int broker) {
     try {
-      return admin
-          .describeTopics(List.of(topic))
-          .allTopicNames()
-          .get(10, TimeUnit.SECONDS)
-          .get(topic)
-          .partitions()
-          .stream()
-          .allMatch(p -> p.isr().stream().anyMatch(node -> node.id() == broker));
+      return Optional.of(
+          admin
+              .describeTopics(List.of(topic))
+              .allTopicNames()
+              .get(10, TimeUnit.SECONDS)
+              .get(topic)
+              .partitions()
+              .stream()
+              .map(p -> p.isr().stream().anyMatch(node -> node.id() == broker))
+              .toList());
     } catch (Exception e) {
-      return false; // the cluster did not answer in time: ask again
+      return Optional.empty(); // the cluster did not answer in time: ask again
     }
   }
 
