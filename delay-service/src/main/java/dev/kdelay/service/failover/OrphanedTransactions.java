@@ -21,6 +21,7 @@ import org.apache.kafka.clients.admin.TransactionListing;
 import org.apache.kafka.clients.admin.TransactionState;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -94,11 +95,7 @@ public final class OrphanedTransactions implements AutoCloseable {
     this.changelog = Pattern.compile(app + "-.+-changelog");
     this.executor =
         Executors.newSingleThreadScheduledExecutor(
-            runnable -> {
-              Thread thread = new Thread(runnable, "kdelay-orphaned-transactions");
-              thread.setDaemon(true);
-              return thread;
-            });
+            ThreadUtils.createThreadFactory("kdelay-orphaned-transactions", true));
   }
 
   /**

@@ -30,6 +30,7 @@ import org.apache.kafka.clients.admin.RemoveMembersFromConsumerGroupOptions;
 import org.apache.kafka.common.KafkaFuture;
 import org.apache.kafka.common.errors.GroupIdNotFoundException;
 import org.apache.kafka.common.errors.UnknownMemberIdException;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.apache.kafka.streams.state.HostInfo;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
@@ -113,11 +114,7 @@ public final class PeerEviction implements AutoCloseable {
     this.timeout = timeout;
     this.executor =
         Executors.newSingleThreadScheduledExecutor(
-            runnable -> {
-              Thread thread = new Thread(runnable, "kdelay-peer-eviction");
-              thread.setDaemon(true);
-              return thread;
-            });
+            ThreadUtils.createThreadFactory("kdelay-peer-eviction", true));
   }
 
   /**

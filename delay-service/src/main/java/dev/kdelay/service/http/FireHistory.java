@@ -16,6 +16,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import org.apache.kafka.common.utils.ThreadUtils;
 
 /**
  * The last minutes of this instance's fire rate and lateness, for the console's charts: the fire
@@ -60,11 +61,7 @@ public final class FireHistory implements AutoCloseable {
     }
     sampler =
         Executors.newSingleThreadScheduledExecutor(
-            runnable -> {
-              Thread thread = new Thread(runnable, "kdelay-fire-history");
-              thread.setDaemon(true);
-              return thread;
-            });
+            ThreadUtils.createThreadFactory("kdelay-fire-history", true));
     sampler.scheduleAtFixedRate(this::sample, 0, INTERVAL.toMillis(), TimeUnit.MILLISECONDS);
   }
 

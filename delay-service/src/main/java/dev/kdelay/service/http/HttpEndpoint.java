@@ -20,7 +20,7 @@ import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.eclipse.jetty.http.HttpHeader;
 import org.eclipse.jetty.http.HttpURI;
 import org.eclipse.jetty.http.UriCompliance;
@@ -178,7 +178,6 @@ public final class HttpEndpoint implements AutoCloseable {
   }
 
   private static ThreadPoolExecutor lane(String prefix, int threads, int queue) {
-    AtomicInteger count = new AtomicInteger();
     BlockingQueue<Runnable> waiting =
         queue == 0 ? new SynchronousQueue<>() : new ArrayBlockingQueue<>(queue);
     ThreadPoolExecutor lane =
@@ -188,11 +187,7 @@ public final class HttpEndpoint implements AutoCloseable {
             30,
             TimeUnit.SECONDS,
             waiting,
-            runnable -> {
-              Thread thread = new Thread(runnable, prefix + count.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
+            ThreadUtils.createThreadFactory(prefix + "%d", true));
     lane.allowCoreThreadTimeOut(true);
     return lane;
   }

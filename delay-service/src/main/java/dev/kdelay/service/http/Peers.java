@@ -11,8 +11,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.atomic.AtomicInteger;
 import javax.net.ssl.SSLContext;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.apache.kafka.streams.state.HostInfo;
 
 /**
@@ -53,16 +53,10 @@ public final class Peers implements AutoCloseable {
     this.timeout = timeout;
     this.token = token;
     this.scheme = tls.isPresent() ? "https" : "http";
-    AtomicInteger threads = new AtomicInteger();
     // Cached, like the client's default: its tasks are short steps of the exchanges in flight,
     // whose number the HTTP endpoint's peer lane bounds.
     this.executor =
-        Executors.newCachedThreadPool(
-            runnable -> {
-              Thread thread = new Thread(runnable, "kdelay-peers-" + threads.incrementAndGet());
-              thread.setDaemon(true);
-              return thread;
-            });
+        Executors.newCachedThreadPool(ThreadUtils.createThreadFactory("kdelay-peers-%d", true));
     HttpClient.Builder client =
         HttpClient.newBuilder()
             .executor(executor)

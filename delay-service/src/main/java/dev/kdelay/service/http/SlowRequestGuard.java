@@ -6,6 +6,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.eclipse.jetty.http.HttpParser;
 import org.eclipse.jetty.io.Connection;
 import org.eclipse.jetty.server.internal.HttpConnection;
@@ -33,11 +34,7 @@ final class SlowRequestGuard implements Connection.Listener, AutoCloseable {
   private final Map<HttpConnection, Progress> open = new ConcurrentHashMap<>();
   private final ScheduledExecutorService timer =
       Executors.newSingleThreadScheduledExecutor(
-          runnable -> {
-            Thread thread = new Thread(runnable, "kdelay-http-guard");
-            thread.setDaemon(true);
-            return thread;
-          });
+          ThreadUtils.createThreadFactory("kdelay-http-guard", true));
 
   /** Since when a check has seen one head unfinished; touched only by the timer thread. */
   private static final class Progress {

@@ -20,6 +20,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -107,11 +108,7 @@ public final class AdminTargetTopics implements TargetTopics, AutoCloseable {
     this.warmer = warmer;
     this.refresher =
         Executors.newSingleThreadScheduledExecutor(
-            runnable -> {
-              Thread thread = new Thread(runnable, "kdelay-target-topics");
-              thread.setDaemon(true);
-              return thread;
-            });
+            ThreadUtils.createThreadFactory("kdelay-target-topics", true));
     long period = refreshInterval.toMillis();
     refresher.scheduleWithFixedDelay(this::refresh, period, period, TimeUnit.MILLISECONDS);
   }

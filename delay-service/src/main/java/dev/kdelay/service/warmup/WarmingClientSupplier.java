@@ -20,6 +20,7 @@ import org.apache.kafka.clients.consumer.Consumer;
 import org.apache.kafka.clients.producer.Producer;
 import org.apache.kafka.clients.producer.ProducerConfig;
 import org.apache.kafka.common.KafkaException;
+import org.apache.kafka.common.utils.ThreadUtils;
 import org.apache.kafka.streams.KafkaClientSupplier;
 import org.apache.kafka.streams.processor.internals.DefaultKafkaClientSupplier;
 import org.slf4j.Logger;
@@ -67,11 +68,7 @@ public final class WarmingClientSupplier
 
   private final ExecutorService warmer =
       Executors.newSingleThreadExecutor(
-          runnable -> {
-            Thread thread = new Thread(runnable, "kdelay-producer-warmer");
-            thread.setDaemon(true);
-            return thread;
-          });
+          ThreadUtils.createThreadFactory("kdelay-producer-warmer", true));
 
   /**
    * @param quarantine told of every record the producers fail to send
