@@ -2,8 +2,12 @@ package dev.kdelay.service.failover;
 
 import dev.kdelay.schemas.LogValues;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collection;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
+import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.Executors;
 import java.util.concurrent.RejectedExecutionException;
@@ -49,6 +53,14 @@ import org.slf4j.LoggerFactory;
  * migration, exactly as after the coordinator's own timeout. Nothing is lost either way; this only
  * ends the wait sooner. A dead transaction that wrote no changelog of the tasks' new owners is left
  * to the timeout.
+ *
+ * <p>Transactions are listed broker by broker (each lists those it coordinates). A broker that is
+ * down, or whose coordinator is moving, does not answer, and while the controller still counts a
+ * dead broker in, Kafka's admin client fails calls to live brokers too: what the others answered is
+ * acted on, and a check that did not hear every broker, or failed, runs again every {@link
+ * #RECHECK} until every broker answers or {@link #UNANSWERED_RECHECKS} checks have passed, long
+ * enough for Kafka to elect new leaders of the transaction log's partitions and for the
+ * coordinator's own timeout to end what is still open.
  */
 public final class OrphanedTransactions implements AutoCloseable {
 
@@ -60,6 +72,17 @@ public final class OrphanedTransactions implements AutoCloseable {
   /** How often it looks again while a rebalance is under way. */
   static final Duration RECHECK = Duration.ofMillis(500);
 
+  /**
+   * How long a check waits for the brokers' lists. A live broker answers within milliseconds; one
+   * that just died would hold every check for the admin client's whole timeout.
+   */
+  static final Duration LIST_WAIT = Duration.ofSeconds(2);
+
+  /**
+   * How many times it looks again, at most, for the transactions of brokers that did not answer.
+   */
+  static final int UNANSWERED_RECHECKS = 60;
+
   private final Admin admin;
   private final Supplier<Set<Integer>> ownedPartitions;
   private final Supplier<Set<String>> ownTransactionalIds;
@@ -69,6 +92,7 @@ public final class OrphanedTransactions implements AutoCloseable {
   private final Pattern changelog;
   private final ScheduledExecutorService executor;
   private final AtomicBoolean pending = new AtomicBoolean();
+  private int unansweredChecks; // only on the executor's thread
 
   /**
    * @param admin the client that lists and fences; not closed here
@@ -100,7 +124,8 @@ public final class OrphanedTransactions implements AutoCloseable {
 
   /**
    * Checks now, on a thread of its own, and again every {@link #RECHECK} while the rebalance is
-   * under way; returns at once. Calls while a check waits to run are folded into it.
+   * under way, or while a broker does not answer (see {@link #UNANSWERED_RECHECKS}); returns at
+   * once. Calls while a check waits to run are folded into it.
    */
   public void checkSoon() {
     if (pending.compareAndSet(false, true)) {
@@ -113,15 +138,28 @@ public final class OrphanedTransactions implements AutoCloseable {
       executor.schedule(
           () -> {
             pending.set(false);
+            boolean complete = false;
             try {
-              abortOrphans();
+              complete = checkNow().complete();
             } catch (RuntimeException e) {
               if (Thread.currentThread().isInterrupted()) {
                 return; // closed meanwhile
               }
-              log.warn("event=orphaned-transactions-check-failed error={}", LogValues.quote(e));
+              if (unansweredChecks == 0) {
+                log.warn(
+                    "event=orphaned-transactions-check-failed error={} hint=\"looking again every"
+                        + " {} ms, {} times at most\"",
+                    LogValues.quote(e),
+                    RECHECK.toMillis(),
+                    UNANSWERED_RECHECKS);
+              } else {
+                log.debug("event=orphaned-transactions-check-failed error={}", LogValues.quote(e));
+              }
             }
-            if (settling.getAsBoolean() && pending.compareAndSet(false, true)) {
+            unansweredChecks = complete ? 0 : unansweredChecks + 1;
+            boolean again =
+                settling.getAsBoolean() || (!complete && unansweredChecks <= UNANSWERED_RECHECKS);
+            if (again && pending.compareAndSet(false, true)) {
               schedule(RECHECK);
             }
           },
@@ -133,15 +171,28 @@ public final class OrphanedTransactions implements AutoCloseable {
   }
 
   /**
-   * Fences the ongoing transactions of other producers of this application that wrote the changelog
-   * of a task this instance owns.
+   * What one check fenced, and whether every broker answered it.
    *
-   * @return the transactional ids fenced
+   * @param fenced the transactional ids fenced
+   * @param unanswered the brokers that did not list their transactions, with why
    */
-  Set<String> abortOrphans() {
+  public record Check(Set<String> fenced, Map<Integer, String> unanswered) {
+
+    /** Whether every broker listed its transactions. */
+    public boolean complete() {
+      return unanswered.isEmpty();
+    }
+  }
+
+  /**
+   * Fences, now and on the caller's thread, the ongoing transactions of other producers of this
+   * application that wrote the changelog of a task this instance owns, among those the brokers
+   * listed.
+   */
+  public Check checkNow() {
     Set<Integer> owned = ownedPartitions.get();
     if (owned.isEmpty()) {
-      return Set.of();
+      return new Check(Set.of(), Map.of());
     }
     Set<String> ownProcesses =
         ownTransactionalIds.get().stream()
@@ -149,40 +200,81 @@ public final class OrphanedTransactions implements AutoCloseable {
             .filter(Matcher::matches)
             .map(matcher -> matcher.group(1))
             .collect(Collectors.toSet());
+    Listings listings =
+        Listings.of(
+            await(
+                admin
+                    .listTransactions(
+                        new ListTransactionsOptions()
+                            .filterStates(List.of(TransactionState.ONGOING)))
+                    .byBrokerId()),
+            timeout.compareTo(LIST_WAIT) < 0 ? timeout : LIST_WAIT);
+    if (!listings.complete()) {
+      log.debug(
+          "event=orphaned-transactions-brokers-unanswered brokers={} hint=\"acting on what the"
+              + " other brokers listed; looking again in {} ms\"",
+          LogValues.quote(listings.unanswered().toString()),
+          RECHECK.toMillis());
+    }
     Set<String> candidates = new TreeSet<>();
-    for (TransactionListing listing :
-        await(
-            admin
-                .listTransactions(
-                    new ListTransactionsOptions().filterStates(List.of(TransactionState.ONGOING)))
-                .all())) {
+    for (TransactionListing listing : listings.answered()) {
       Matcher matcher = transactionalId.matcher(listing.transactionalId());
       if (matcher.matches() && !ownProcesses.contains(matcher.group(1))) {
         candidates.add(listing.transactionalId());
       }
     }
-    if (candidates.isEmpty()) {
-      return Set.of();
-    }
     Set<String> orphans = new TreeSet<>();
-    await(admin.describeTransactions(candidates).all())
-        .forEach(
-            (id, transaction) -> {
-              if (transaction.state() == TransactionState.ONGOING
-                  && transaction.topicPartitions().stream()
-                      .anyMatch(p -> ownedChangelog(p, owned))) {
-                orphans.add(id);
-              }
-            });
-    if (orphans.isEmpty()) {
-      return Set.of();
+    if (!candidates.isEmpty()) {
+      await(admin.describeTransactions(candidates).all())
+          .forEach(
+              (id, transaction) -> {
+                if (transaction.state() == TransactionState.ONGOING
+                    && transaction.topicPartitions().stream()
+                        .anyMatch(p -> ownedChangelog(p, owned))) {
+                  orphans.add(id);
+                }
+              });
     }
-    await(admin.fenceProducers(orphans).all());
-    log.info(
-        "event=orphaned-transactions-aborted transactional_ids={} hint=\"open transactions of"
-            + " instances whose tasks this one took over; their partitions are readable again\"",
-        LogValues.quote(String.join(",", orphans)));
-    return orphans;
+    if (!orphans.isEmpty()) {
+      await(admin.fenceProducers(orphans).all());
+      log.info(
+          "event=orphaned-transactions-aborted transactional_ids={} hint=\"open transactions of"
+              + " instances whose tasks this one took over; their partitions are readable again\"",
+          LogValues.quote(String.join(",", orphans)));
+    }
+    return new Check(orphans, listings.unanswered());
+  }
+
+  /**
+   * The ongoing transactions the brokers listed, and the brokers that did not answer within the
+   * timeout or failed (a broker that is down, a coordinator that moves).
+   */
+  record Listings(List<TransactionListing> answered, Map<Integer, String> unanswered) {
+
+    boolean complete() {
+      return unanswered.isEmpty();
+    }
+
+    /** Waits for every broker's answer, all within one timeout, and keeps what came. */
+    static Listings of(
+        Map<Integer, KafkaFuture<Collection<TransactionListing>>> byBroker, Duration timeout) {
+      long deadline = System.nanoTime() + timeout.toNanos();
+      List<TransactionListing> answered = new ArrayList<>();
+      Map<Integer, String> unanswered = new TreeMap<>();
+      byBroker.forEach(
+          (broker, future) -> {
+            Duration left = Duration.ofNanos(Math.max(0, deadline - System.nanoTime()));
+            try {
+              answered.addAll(AdminCalls.await(future, left));
+            } catch (RuntimeException e) {
+              if (Thread.currentThread().isInterrupted()) {
+                throw e;
+              }
+              unanswered.put(broker, String.valueOf(e.getMessage()));
+            }
+          });
+      return new Listings(List.copyOf(answered), Map.copyOf(unanswered));
+    }
   }
 
   private boolean ownedChangelog(TopicPartition partition, Set<Integer> owned) {

@@ -87,7 +87,7 @@ class OrphanedTransactionsIT {
     // when
     Set<String> fenced;
     try (OrphanedTransactions orphans = orphans(Set.of(0, 1))) {
-      fenced = orphans.abortOrphans();
+      fenced = orphans.checkNow().fenced();
     }
 
     // then: only the dead instance's transaction was aborted, and its producer is fenced
@@ -110,7 +110,7 @@ class OrphanedTransactionsIT {
 
     // when
     try (OrphanedTransactions orphans = orphans(Set.of(3))) {
-      orphans.abortOrphans();
+      orphans.checkNow();
     }
 
     // then: its record and the abort marker are below the last stable offset, long before the
@@ -129,7 +129,7 @@ class OrphanedTransactionsIT {
     // when
     Set<String> fenced;
     try (OrphanedTransactions orphans = orphans(Set.of())) {
-      fenced = orphans.abortOrphans();
+      fenced = orphans.checkNow().fenced();
     }
 
     // then
