@@ -118,6 +118,7 @@ public final class RequiredTopics {
     // The reroute topic is created with the requests topic's count, whoever created that one.
     int requestsPartitions =
         propagation.awaitUsable(List.of(config.requestsTopic())).get(config.requestsTopic());
+    requireStoresOfSameCount(requestsPartitions, deadline);
     Map<String, String> dlqConfigs = new HashMap<>(configs);
     dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(service.dlqRetentionMs()));
     create(config.dlqTopic(), service.topicPartitions(), durability, dlqConfigs, deadline);
@@ -195,13 +196,36 @@ public final class RequiredTopics {
     }
   }
 
+  /**
+   * Refuses a requests topic whose partition count is not the one kdelay's stores were made for: a
+   * schedule belongs to partition murmur2(id) mod the count, so with another count its cancels and
+   * changes would reach a partition that does not hold it. Found where it starts, so nothing is
+   * read from the topic while the count differs, and nothing pending is touched.
+   */
+  private void requireStoresOfSameCount(int requestsPartitions, StartupDeadline deadline) {
+    for (String changelog : ChangelogTopics.all(config.applicationId())) {
+      OptionalInt stored = partitionCount(changelog, deadline);
+      if (stored.isPresent() && stored.getAsInt() != requestsPartitions) {
+        throw new DelayServiceException(
+            String.format(
+                "The requests topic %s has %d partitions, but kdelay's schedules are stored for"
+                    + " %d (changelog %s). A schedule belongs to partition murmur2(id) mod the"
+                    + " count: with another count its cancels and changes would reach a partition"
+                    + " that does not hold it, so kdelay does not start; nothing pending is lost"
+                    + " while it waits. Kafka cannot take partitions away again: see 'Changing"
+                    + " the partition count' in docs/operations.md for the way to more partitions.",
+                config.requestsTopic(), requestsPartitions, stored.getAsInt(), changelog));
+      }
+    }
+  }
+
   private void requireSamePartitions(int requestsPartitions, int reroutePartitions) {
     if (reroutePartitions != requestsPartitions) {
       throw new DelayServiceException(
           String.format(
               "The reroute topic %s has %d partitions but the requests topic %s has %d; they must"
-                  + " be equal. Give them the same count (kafka-topics --alter --partitions), or"
-                  + " delete %s when no request is in flight and kdelay recreates it.",
+                  + " be equal. Delete %s when no request is in flight, and kdelay recreates it"
+                  + " with the requests topic's count.",
               config.rerouteTopic(),
               reroutePartitions,
               config.requestsTopic(),
