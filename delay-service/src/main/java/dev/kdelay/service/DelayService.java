@@ -23,6 +23,7 @@ import dev.kdelay.service.http.ScheduleBody;
 import dev.kdelay.service.http.ScheduleQueries;
 import dev.kdelay.service.http.TargetTopicCheck;
 import dev.kdelay.service.topics.AdminTargetTopics;
+import dev.kdelay.service.topics.PartitionCountGuard;
 import dev.kdelay.service.topics.RequiredTopics;
 import dev.kdelay.service.warmup.FirePathWarmup;
 import dev.kdelay.service.warmup.WarmingClientSupplier;
@@ -114,6 +115,11 @@ public final class DelayService implements AutoCloseable {
   private Admin targetAdmin;
   // Read by the state listener, which takes no lock of ours.
   private volatile Optional<OrphanedTransactions> orphans = Optional.empty();
+  private volatile Optional<PartitionCountGuard> partitionCount = Optional.empty();
+
+  /** Why the instance stopped itself, logged when it did: it ends as failed. */
+  private volatile Optional<String> failure = Optional.empty();
+
   private Optional<PeerEviction> peerEviction = Optional.empty();
   private AdminTargetTopics targetTopics;
   private WarmingClientSupplier clients;
@@ -188,6 +194,11 @@ public final class DelayService implements AutoCloseable {
     return Optional.ofNullable(streams).map(KafkaStreams::state);
   }
 
+  /** Why the instance stopped itself for good, if it did (a cause no restart cures). */
+  public Optional<String> failure() {
+    return failure;
+  }
+
   /**
    * Blocks until the instance stops: it was closed, or Kafka Streams failed for good.
    *
@@ -228,6 +239,7 @@ public final class DelayService implements AutoCloseable {
       fireHistory.close();
     }
     orphans.ifPresent(OrphanedTransactions::close);
+    partitionCount.ifPresent(PartitionCountGuard::close);
     peerEviction.ifPresent(PeerEviction::close);
     if (streams != null) {
       boolean clean =
@@ -251,7 +263,7 @@ public final class DelayService implements AutoCloseable {
     if (broker != null) {
       broker.close();
     }
-    terminated.complete(finalState);
+    terminated.complete(failure.isPresent() ? KafkaStreams.State.ERROR : finalState);
     log.info(
         "event=stopped application={} ms={}",
         configured.delay().applicationId(),
@@ -327,8 +339,14 @@ public final class DelayService implements AutoCloseable {
     streams =
         new KafkaStreams(
             DelayTopology.build(ready, targetTopics, metrics, quarantine), properties, clients);
+    ReplaceThreadHandler replace =
+        new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC(), quarantine);
     streams.setUncaughtExceptionHandler(
-        new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC(), quarantine));
+        exception -> {
+          // A thread that failed at a rebalance may have met a requests topic grown by hand.
+          partitionCount.ifPresent(PartitionCountGuard::checkSoon);
+          return replace.handle(exception);
+        });
     if (StreamsConfig.EXACTLY_ONCE_V2.equals(
         properties.getProperty(StreamsConfig.PROCESSING_GUARANTEE_CONFIG))) {
       KafkaStreams app = streams;
@@ -343,6 +361,14 @@ public final class DelayService implements AutoCloseable {
                   () -> app.state() == KafkaStreams.State.REBALANCING,
                   HTTP_CALL_TIMEOUT));
     }
+    partitionCount =
+        Optional.of(
+            new PartitionCountGuard(
+                targetAdmin,
+                ready.requestsTopic(),
+                ready.requestsPartitions(),
+                this::stopFor,
+                HTTP_CALL_TIMEOUT));
     if (peerCheck.isPresent()) {
       KafkaStreams app = streams;
       peerEviction =
@@ -561,6 +587,18 @@ public final class DelayService implements AutoCloseable {
         (System.nanoTime() - started) / 1_000_000);
   }
 
+  /**
+   * Stops the instance for a reason that no restart cures, logged here; it ends as failed ({@link
+   * #awaitTermination} answers {@code ERROR}). Closes on a thread of its own: the caller may be one
+   * that closing stops.
+   */
+  private void stopFor(String reason) {
+    log.error("event=stopping-for-good reason={}", LogValues.quote(reason));
+    failure = Optional.of(reason);
+    Thread stopper = new Thread(this::close, "kdelay-stop");
+    stopper.start();
+  }
+
   private void ensureOpen() {
     if (closed) {
       throw new DelayServiceException("kdelay was stopped while starting");
@@ -574,6 +612,10 @@ public final class DelayService implements AutoCloseable {
       // Tasks may come from an instance that died in a transaction, which must not hold their
       // partitions until the broker's timeout: looked for until the tasks run, and once more.
       orphans.ifPresent(OrphanedTransactions::checkSoon);
+    }
+    if (newState == KafkaStreams.State.REBALANCING) {
+      // Partitions added to the requests topic by hand start a rebalance that cannot succeed.
+      partitionCount.ifPresent(PartitionCountGuard::checkSoon);
     }
     if (newState == KafkaStreams.State.RUNNING) {
       running.complete(null);

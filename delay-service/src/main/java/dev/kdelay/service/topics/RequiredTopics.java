@@ -207,14 +207,11 @@ public final class RequiredTopics {
       OptionalInt stored = partitionCount(changelog, deadline);
       if (stored.isPresent() && stored.getAsInt() != requestsPartitions) {
         throw new DelayServiceException(
-            String.format(
-                "The requests topic %s has %d partitions, but kdelay's schedules are stored for"
-                    + " %d (changelog %s). A schedule belongs to partition murmur2(id) mod the"
-                    + " count: with another count its cancels and changes would reach a partition"
-                    + " that does not hold it, so kdelay does not start; nothing pending is lost"
-                    + " while it waits. Kafka cannot take partitions away again: see 'Changing"
-                    + " the partition count' in docs/operations.md for the way to more partitions.",
-                config.requestsTopic(), requestsPartitions, stored.getAsInt(), changelog));
+            PartitionCountGuard.changedMessage(
+                config.requestsTopic(),
+                requestsPartitions,
+                stored.getAsInt(),
+                "changelog " + changelog));
       }
     }
   }

@@ -88,6 +88,7 @@ class ClusterFaultsIT {
     load.awaitSent(0.2, Duration.ofMinutes(2)); // down a while under load, as a crashed machine is
     cluster.node(leader).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
+    awaitCaughtUp(scenario);
     windows.add(new Window("leader " + leader + " killed (" + moved + ")", start, now(), elected));
     scenario.report(windows.get(windows.size() - 1).healed());
 
@@ -117,6 +118,7 @@ class ClusterFaultsIT {
     long countedOut = now() - start;
     cluster.node(controller).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
+    awaitCaughtUp(scenario);
     windows.add(
         new Window(
             "active controller killed (" + newController + " after " + quorum + " ms)",
@@ -136,6 +138,7 @@ class ClusterFaultsIT {
       node.restart();
       cluster.awaitFullyInSync(HEAL_TIMEOUT);
     }
+    awaitCaughtUp(scenario);
     windows.add(new Window("rolling restart (" + String.join(", ", stops) + ")", start, now(), 0));
     scenario.report(windows.get(windows.size() - 1).healed());
 
@@ -170,6 +173,21 @@ class ClusterFaultsIT {
     assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
   }
 
+  /**
+   * Waits until every task due by now is visible: kdelay caught up with the fault before the next
+   * one begins, so that no task's lateness is counted against the wrong fault.
+   */
+  private static void awaitCaughtUp(FaultScenario scenario) {
+    long now = now();
+    List<String> due =
+        scenario.ledger().expected().values().stream()
+            .filter(task -> task.dueMs() <= now)
+            .map(Ledger.Task::idempotencyKey)
+            .toList();
+    Await.until(
+        "every task due by now visible", HEAL_TIMEOUT, () -> scenario.fired().containsAll(due));
+  }
+
   /** SIGKILL of a broker, proved: its process is gone. */
   private static void kill(BrokerCluster cluster, int id) {
     BrokerProcess node = cluster.node(id);
@@ -185,14 +203,18 @@ class ClusterFaultsIT {
   }
 
   /**
-   * A fault, from its start to the cluster healed again, and how long after its start Kafka had
-   * elected new leaders for the dead broker's partitions (0 where no broker died).
+   * A fault, from its start to the cluster healed again and kdelay caught up (every task due by
+   * then visible), and how long after its start Kafka had elected new leaders for the dead broker's
+   * partitions (0 where no broker died).
    */
   private record Window(String name, long startMs, long endMs, long electionMs) {
 
     /** What a report says once the cluster healed. */
     String healed() {
-      return name + ": every replica in sync again " + (endMs - startMs) + " ms after the fault";
+      return name
+          + ": every replica in sync and every task due meanwhile visible "
+          + (endMs - startMs)
+          + " ms after the fault";
     }
 
     /**

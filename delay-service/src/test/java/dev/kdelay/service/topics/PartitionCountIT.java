@@ -19,6 +19,7 @@ import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import java.util.stream.IntStream;
@@ -33,14 +34,16 @@ import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.IsolationLevel;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.StringSerializer;
+import org.apache.kafka.streams.KafkaStreams;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
- * Partitions added by hand to the requests topic: kdelay refuses to start, names both counts, the
- * changelog and where the supported way is described, and leaves the stored schedules alone.
+ * Partitions added by hand to the requests topic: a running instance stops by itself and a start is
+ * refused, each naming both counts and where the supported way is described, and the stored
+ * schedules are left alone.
  */
 @ExtendWith(KafkaClusterExtension.class)
 @Tag("integration")
@@ -93,6 +96,63 @@ class PartitionCountIT {
       assertThat(committedEnd(topics.admin(), changelog, 2))
           .as("the changelog, untouched")
           .isEqualTo(stored);
+    }
+  }
+
+  @Test
+  void shouldStopARunningInstanceWhenPartitionsAreAddedToItsRequestsTopic(KafkaTestCluster kafka)
+      throws Exception {
+    // given: a running service on two partitions that stored schedules; its clients look at the
+    // topics' metadata every second instead of every five minutes
+    String name = "grown-live";
+    String requests = name + "-requests";
+    String changelog = name + "-delay-schedules-v2-changelog";
+    Map<String, Object> settings = new HashMap<>(config(kafka, name).originals());
+    settings.put("metadata.max.age.ms", 1000);
+    ServiceConfig config = new ServiceConfig(settings);
+    try (DescribedTopics topics = new DescribedTopics(kafka);
+        DelayService service = new DelayService(config)) {
+      topics
+          .admin()
+          .createTopics(List.of(new NewTopic(TARGET + "-live", 1, (short) 1)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+      service.start(Optional.of(START_TIMEOUT));
+      schedule(kafka, requests, TARGET + "-live", 10);
+      awaitStored(topics.admin(), changelog, 2);
+      long stored = committedEnd(topics.admin(), changelog, 2);
+
+      // when: an operator adds partitions while it runs
+      topics
+          .admin()
+          .createPartitions(Map.of(requests, NewPartitions.increaseTo(4)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+
+      // then: it stops by itself, as failed, saying why, and fired nothing
+      KafkaStreams.State end =
+          CompletableFuture.supplyAsync(
+                  () -> {
+                    try {
+                      return service.awaitTermination();
+                    } catch (InterruptedException e) {
+                      Thread.currentThread().interrupt();
+                      throw new IllegalStateException(e);
+                    }
+                  })
+              .get(2, TimeUnit.MINUTES);
+      assertThat(end).isEqualTo(KafkaStreams.State.ERROR);
+      assertThat(service.failure())
+          .hasValueSatisfying(
+              reason ->
+                  assertThat(reason)
+                      .contains("The requests topic " + requests + " has 4 partitions")
+                      .contains("stored for 2")
+                      .contains("'Changing the partition count' in docs/operations.md"));
+      assertThat(committedEnd(topics.admin(), TARGET + "-live", 1)).as("records fired").isZero();
+      assertThat(committedEnd(topics.admin(), changelog, 2))
+          .as("the changelog's end: nothing taken away")
+          .isGreaterThanOrEqualTo(stored);
     }
   }
 
