@@ -88,8 +88,9 @@ class ClusterFaultsIT {
     load.awaitSent(0.2, Duration.ofMinutes(2)); // down a while under load, as a crashed machine is
     cluster.node(leader).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
-    awaitCaughtUp(scenario);
-    windows.add(new Window("leader " + leader + " killed (" + moved + ")", start, now(), elected));
+    long caughtUp = awaitCaughtUp(scenario);
+    windows.add(
+        new Window("leader " + leader + " killed (" + moved + ")", start, caughtUp, elected));
     scenario.report(windows.get(windows.size() - 1).healed());
 
     // when: the active controller dies, and comes back
@@ -118,12 +119,12 @@ class ClusterFaultsIT {
     long countedOut = now() - start;
     cluster.node(controller).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
-    awaitCaughtUp(scenario);
+    caughtUp = awaitCaughtUp(scenario);
     windows.add(
         new Window(
             "active controller killed (" + newController + " after " + quorum + " ms)",
             start,
-            now(),
+            caughtUp,
             countedOut));
     scenario.report(windows.get(windows.size() - 1).healed());
 
@@ -138,8 +139,9 @@ class ClusterFaultsIT {
       node.restart();
       cluster.awaitFullyInSync(HEAL_TIMEOUT);
     }
-    awaitCaughtUp(scenario);
-    windows.add(new Window("rolling restart (" + String.join(", ", stops) + ")", start, now(), 0));
+    caughtUp = awaitCaughtUp(scenario);
+    windows.add(
+        new Window("rolling restart (" + String.join(", ", stops) + ")", start, caughtUp, 0));
     scenario.report(windows.get(windows.size() - 1).healed());
 
     // when: a broker goes down and stays down while the rest of the load is due
@@ -176,8 +178,10 @@ class ClusterFaultsIT {
   /**
    * Waits until every task due by now is visible: kdelay caught up with the fault before the next
    * one begins, so that no task's lateness is counted against the wrong fault.
+   *
+   * @return the instant by which every task due was visible: where the fault's window ends
    */
-  private static void awaitCaughtUp(FaultScenario scenario) {
+  private static long awaitCaughtUp(FaultScenario scenario) {
     long now = now();
     List<String> due =
         scenario.ledger().expected().values().stream()
@@ -186,6 +190,7 @@ class ClusterFaultsIT {
             .toList();
     Await.until(
         "every task due by now visible", HEAL_TIMEOUT, () -> scenario.fired().containsAll(due));
+    return now;
   }
 
   /** SIGKILL of a broker, proved: its process is gone. */
