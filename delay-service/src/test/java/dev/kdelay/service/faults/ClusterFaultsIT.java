@@ -33,8 +33,8 @@ import org.junit.jupiter.api.extension.ExtendWith;
  * elected. For the tasks due while each fault lasted, the test prints their lateness (due to
  * visible to a {@code read_committed} consumer); it asserts none, since timing belongs to the
  * benchmark, and for the deaths how many tasks were later than Kafka's election of new leaders plus
- * 2 s. The load lasts as long as the faults (about three minutes). A long scenario for now ({@code
- * -Pfault-long}): the default build's time is spent.
+ * 2 s. The load lasts as long as the faults (about three and a half minutes, in the default build:
+ * the integration tests run in two JVMs at once).
  */
 @FaultSeed(20_261_128L)
 @ExtendWith(FaultExtension.class)
@@ -48,7 +48,7 @@ class ClusterFaultsIT {
   private static final Duration ELECTION_SLACK = Duration.ofSeconds(2);
 
   @Test
-  @Tag("fault-long")
+  @Tag("integration")
   void shouldFireEveryTaskOnceThroughLeaderAndControllerDeathsARollingRestartAndABrokerDown(
       FaultRun run) throws Exception {
     // given: three brokers, two instances, a load of tasks due over the faults
