@@ -1,5 +1,7 @@
 package dev.kdelay.service.faults;
 
+import static org.assertj.core.api.Assertions.assertThat;
+
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -105,6 +107,16 @@ final class BrokerCluster implements AutoCloseable {
 
   List<BrokerProcess> nodes() {
     return nodes;
+  }
+
+  /** SIGKILL of a node, proved: its process is gone. */
+  void kill(int id) {
+    BrokerProcess node = node(id);
+    long pid = node.jvm().pid();
+    node.kill();
+    assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
+        .as("broker " + id + " (pid " + pid + ") after SIGKILL")
+        .isFalse();
   }
 
   Admin admin() {

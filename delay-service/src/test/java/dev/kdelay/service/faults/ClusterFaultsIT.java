@@ -75,7 +75,7 @@ class ClusterFaultsIT {
     TopicPartition busiest = new TopicPartition(scenario.requestsTopic(), 0);
     int leader = cluster.leaderOf(busiest);
     long start = System.currentTimeMillis();
-    kill(cluster, leader);
+    cluster.kill(leader);
     Await.until(
         "a new leader of " + busiest,
         HEAL_TIMEOUT,
@@ -97,7 +97,7 @@ class ClusterFaultsIT {
     load.awaitSent(0.3, Duration.ofMinutes(2));
     int controller = cluster.activeController();
     start = System.currentTimeMillis();
-    kill(cluster, controller);
+    cluster.kill(controller);
     Await.until(
         "a new active controller",
         HEAL_TIMEOUT,
@@ -148,7 +148,7 @@ class ClusterFaultsIT {
     load.awaitSent(0.7, Duration.ofMinutes(2));
     int down = 2;
     start = System.currentTimeMillis();
-    kill(cluster, down);
+    cluster.kill(down);
     Await.until(
         "the controller to count broker " + down + " out",
         HEAL_TIMEOUT,
@@ -191,16 +191,6 @@ class ClusterFaultsIT {
     Await.until(
         "every task due by now visible", HEAL_TIMEOUT, () -> scenario.fired().containsAll(due));
     return now;
-  }
-
-  /** SIGKILL of a broker, proved: its process is gone. */
-  private static void kill(BrokerCluster cluster, int id) {
-    BrokerProcess node = cluster.node(id);
-    long pid = node.jvm().pid();
-    node.kill();
-    assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
-        .as("broker " + id + " (pid " + pid + ") after SIGKILL")
-        .isFalse();
   }
 
   private static long now() {
