@@ -26,9 +26,10 @@ import org.slf4j.LoggerFactory;
  * some ids to the new partitions, where no store holds them. Kafka Streams then cannot assign the
  * new partitions (the requests and reroute topics must have the same count) and the group leader's
  * stream thread fails at every rebalance. Checked whenever a rebalance begins (Kafka's clients see
- * a new count within {@code metadata.max.age.ms}, 5 minutes by default) and every {@link #EVERY}: a
- * changed count stops the instance with the message that says what happened and where the supported
- * way is; what is stored stays in the changelogs, and requests on the new partitions stay unread.
+ * a new count within {@code metadata.max.age.ms}, 5 minutes by default), whenever a stream thread
+ * fails, and every {@link #EVERY}: a changed count stops the instance with the message that says
+ * what happened and where the supported way is; what is stored stays in the changelogs, and
+ * requests on the new partitions stay unread.
  */
 public final class PartitionCountGuard implements AutoCloseable {
 
