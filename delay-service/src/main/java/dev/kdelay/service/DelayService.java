@@ -108,6 +108,9 @@ public final class DelayService implements AutoCloseable {
 
   private final CompletableFuture<KafkaStreams.State> terminated = new CompletableFuture<>();
 
+  /** Why the instance stopped itself, logged when it did: it ends as failed. */
+  private volatile Optional<String> failure = Optional.empty();
+
   // Guarded by this: what start() has created so far, and whether close() has begun.
   private boolean closed;
   private EmbeddedKafka broker;
@@ -116,10 +119,6 @@ public final class DelayService implements AutoCloseable {
   // Read by the state listener, which takes no lock of ours.
   private volatile Optional<OrphanedTransactions> orphans = Optional.empty();
   private volatile Optional<PartitionCountGuard> partitionCount = Optional.empty();
-
-  /** Why the instance stopped itself, logged when it did: it ends as failed. */
-  private volatile Optional<String> failure = Optional.empty();
-
   private Optional<PeerEviction> peerEviction = Optional.empty();
   private AdminTargetTopics targetTopics;
   private WarmingClientSupplier clients;

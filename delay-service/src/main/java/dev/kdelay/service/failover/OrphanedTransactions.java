@@ -4,6 +4,7 @@ import dev.kdelay.schemas.LogValues;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -273,7 +274,7 @@ public final class OrphanedTransactions implements AutoCloseable {
               unanswered.put(broker, String.valueOf(e.getMessage()));
             }
           });
-      return new Listings(List.copyOf(answered), Map.copyOf(unanswered));
+      return new Listings(List.copyOf(answered), Collections.unmodifiableMap(unanswered));
     }
   }
 

@@ -12,7 +12,6 @@ import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
 import java.nio.file.Path;
 import java.time.Duration;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -123,17 +122,7 @@ class ChangelogCompactionIT {
     assertThat(ChangelogTopics.firstLayoutWarning(Set.of())).isEmpty();
   }
 
-  /** A service named {@code name} on the cluster, with these settings over the test's own. */
   private ServiceConfig config(KafkaTestCluster kafka, String name, Map<String, Object> settings) {
-    Map<String, Object> props = new HashMap<>();
-    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(DelayConfig.APPLICATION_ID_CONFIG, name);
-    props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
-    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
-    props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
-    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
-    props.putAll(settings);
-    return new ServiceConfig(props);
+    return TopicsTestConfig.named(kafka, name, stateDir, settings);
   }
 }

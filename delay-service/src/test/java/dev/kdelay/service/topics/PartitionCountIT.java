@@ -10,12 +10,10 @@ import dev.kdelay.service.DescribedTopics;
 import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.service.config.ServiceConfig;
-import dev.kdelay.topology.DelayConfig;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -61,15 +59,11 @@ class PartitionCountIT {
       throws Exception {
     // given: a service on two partitions that stored schedules due in an hour
     String name = "grown-by-hand";
-    ServiceConfig config = config(kafka, name);
+    ServiceConfig config = TopicsTestConfig.named(kafka, name, stateDir, Map.of());
     String requests = name + "-requests";
     String changelog = name + "-delay-schedules-v2-changelog";
     try (DescribedTopics topics = new DescribedTopics(kafka)) {
-      topics
-          .admin()
-          .createTopics(List.of(new NewTopic(TARGET, 1, (short) 1)))
-          .all()
-          .get(30, TimeUnit.SECONDS);
+      createTopic(topics.admin(), TARGET);
       try (DelayService service = new DelayService(config)) {
         service.start(Optional.of(START_TIMEOUT));
         schedule(kafka, requests, TARGET, 10);
@@ -78,11 +72,7 @@ class PartitionCountIT {
       long stored = committedEnd(topics.admin(), changelog, 2);
 
       // when: an operator adds partitions to the requests topic
-      topics
-          .admin()
-          .createPartitions(Map.of(requests, NewPartitions.increaseTo(4)))
-          .all()
-          .get(30, TimeUnit.SECONDS);
+      addPartitions(topics.admin(), requests);
       DelayService again = new DelayService(config);
 
       // then: refused before Kafka Streams exists, saying what and where to read on
@@ -107,27 +97,18 @@ class PartitionCountIT {
     String name = "grown-live";
     String requests = name + "-requests";
     String changelog = name + "-delay-schedules-v2-changelog";
-    Map<String, Object> settings = new HashMap<>(config(kafka, name).originals());
-    settings.put("metadata.max.age.ms", 1000);
-    ServiceConfig config = new ServiceConfig(settings);
+    ServiceConfig config =
+        TopicsTestConfig.named(kafka, name, stateDir, Map.of("metadata.max.age.ms", 1000));
     try (DescribedTopics topics = new DescribedTopics(kafka);
         DelayService service = new DelayService(config)) {
-      topics
-          .admin()
-          .createTopics(List.of(new NewTopic(TARGET + "-live", 1, (short) 1)))
-          .all()
-          .get(30, TimeUnit.SECONDS);
+      createTopic(topics.admin(), TARGET + "-live");
       service.start(Optional.of(START_TIMEOUT));
       schedule(kafka, requests, TARGET + "-live", 10);
       awaitStored(topics.admin(), changelog, 2);
       long stored = committedEnd(topics.admin(), changelog, 2);
 
       // when: an operator adds partitions while it runs
-      topics
-          .admin()
-          .createPartitions(Map.of(requests, NewPartitions.increaseTo(4)))
-          .all()
-          .get(30, TimeUnit.SECONDS);
+      addPartitions(topics.admin(), requests);
 
       // then: it stops by itself, as failed, saying why, and fired nothing
       KafkaStreams.State end =
@@ -199,15 +180,16 @@ class PartitionCountIT {
         .sum();
   }
 
-  private ServiceConfig config(KafkaTestCluster kafka, String name) {
-    Map<String, Object> props = new HashMap<>();
-    props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
-    props.put(DelayConfig.APPLICATION_ID_CONFIG, name);
-    props.put(DelayConfig.STATE_DIR_CONFIG, stateDir.toString());
-    props.put(DelayConfig.REQUESTS_TOPIC_CONFIG, name + "-requests");
-    props.put(DelayConfig.DLQ_TOPIC_CONFIG, name + "-dlq");
-    props.put(ServiceConfig.TOPIC_PARTITIONS_CONFIG, 2);
-    props.put(ServiceConfig.HTTP_PORT_CONFIG, 0);
-    return new ServiceConfig(props);
+  /** A topic of one partition. */
+  private static void createTopic(Admin admin, String topic) throws Exception {
+    admin.createTopics(List.of(new NewTopic(topic, 1, (short) 1))).all().get(30, TimeUnit.SECONDS);
+  }
+
+  /** What an operator does by hand: four partitions instead of two. */
+  private static void addPartitions(Admin admin, String requests) throws Exception {
+    admin
+        .createPartitions(Map.of(requests, NewPartitions.increaseTo(4)))
+        .all()
+        .get(30, TimeUnit.SECONDS);
   }
 }
