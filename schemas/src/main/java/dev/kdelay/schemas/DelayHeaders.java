@@ -115,6 +115,24 @@ public final class DelayHeaders {
    */
   public static final String ERROR_ID = "delay-error-id";
 
+  /**
+   * kdelay's own, never a client's: marks a task's fence on the reroute topic, which a task writes
+   * to itself so that its first commit carries its input offsets.
+   */
+  public static final String FENCE = "kdelay-fence";
+
+  /**
+   * kdelay's own, never a client's: a reroute copy of a request that waits for its target topic's
+   * look-up; the value is when it started waiting, and a token.
+   */
+  public static final String WAITING = "kdelay-waiting";
+
+  /**
+   * kdelay's own, never a client's: a schedule's stored state moved from another deployment by
+   * {@code kdelay move}; the value is the application id it comes from (UTF-8).
+   */
+  public static final String IMPORT = "kdelay-import";
+
   /** Headers that steer a request; they are consumed by kdelay and never carried. */
   public static final Set<String> REQUEST_HEADERS =
       Set.of(

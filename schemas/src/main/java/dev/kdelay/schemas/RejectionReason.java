@@ -41,6 +41,11 @@ public enum RejectionReason {
    * cancelled the id (a retry or a replay of what already fired).
    */
   SUPERSEDED,
+  /**
+   * A schedule moved here by {@code kdelay move} from a deployment this one does not take moved
+   * schedules from ({@code delay.import.from}). Replay the dead letter once it does.
+   */
+  IMPORT_REFUSED,
   /** The action does not apply to the schedule's current state (pausing a one-shot, say). */
   NOT_APPLICABLE,
   /**

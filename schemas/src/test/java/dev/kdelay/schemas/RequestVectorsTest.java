@@ -46,7 +46,8 @@ class RequestVectorsTest {
           RejectionReason.NOT_APPLICABLE,
           RejectionReason.UNREADABLE_TASK,
           RejectionReason.INTERNAL,
-          RejectionReason.UNDELIVERABLE);
+          RejectionReason.UNDELIVERABLE,
+          RejectionReason.IMPORT_REFUSED);
 
   static Stream<Arguments> vectors() {
     return allVectors().stream().map(v -> Arguments.of(v.get("name").asText(), v));

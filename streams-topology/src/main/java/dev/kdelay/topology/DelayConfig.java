@@ -236,6 +236,13 @@ public final class DelayConfig extends AbstractConfig {
       "How long the service remembers that a target topic does not exist before it asks again,"
           + " so that a topic created later is seen.";
 
+  public static final String IMPORT_FROM_CONFIG = "delay.import.from";
+  private static final String IMPORT_FROM_DOC =
+      "The application id of the deployment whose schedules this one takes in when `kdelay move`"
+          + " moves them here (to grow the partition count); empty takes in none. An import"
+          + " carries a schedule's whole stored state, so only the deployment named here may send"
+          + " them: leave it empty except while a move runs.";
+
   private static final ConfigDef CONFIG_DEF =
       new ConfigDef()
           .define(BOOTSTRAP_SERVERS_CONFIG, Type.STRING, "", Importance.HIGH, BOOTSTRAP_SERVERS_DOC)
@@ -432,7 +439,8 @@ public final class DelayConfig extends AbstractConfig {
               Duration.ofSeconds(5).toMillis(),
               atLeast(0),
               Importance.LOW,
-              TARGET_TOPICS_ABSENT_RETENTION_DOC);
+              TARGET_TOPICS_ABSENT_RETENTION_DOC)
+          .define(IMPORT_FROM_CONFIG, Type.STRING, "", Importance.LOW, IMPORT_FROM_DOC);
 
   private final Pattern targetTopicAllow;
 
@@ -508,6 +516,11 @@ public final class DelayConfig extends AbstractConfig {
   public String rerouteTopic() {
     String configured = getString(REROUTE_TOPIC_CONFIG);
     return configured.isEmpty() ? requestsTopic() + "-rerouted" : configured;
+  }
+
+  /** The application id whose moved schedules this deployment takes in; empty for none. */
+  public String importFrom() {
+    return getString(IMPORT_FROM_CONFIG);
   }
 
   public int requestsPartitions() {

@@ -112,6 +112,14 @@ class EveryRejectionTest {
             delay.request(bytes("p"), bytes("v"), delay.now().minusSeconds(1), target, soon);
           });
       requests.put(
+          RejectionReason.IMPORT_REFUSED,
+          () ->
+              delay.request(
+                  bytes("r"),
+                  bytes("an entry"),
+                  delay.now(),
+                  header(DelayHeaders.IMPORT, "another-application")));
+      requests.put(
           RejectionReason.INTERNAL,
           () -> delay.request("q", "v", header(DelayHeaders.TARGET_TOPIC, "explodes"), soon));
 

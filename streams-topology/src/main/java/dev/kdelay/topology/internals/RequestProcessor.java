@@ -9,8 +9,10 @@ import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.RequestLimits;
 import dev.kdelay.schemas.RequestParser;
+import dev.kdelay.schemas.Schedule;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.ScheduleMove;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
@@ -26,6 +28,7 @@ import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
+import java.util.Locale;
 import java.util.Optional;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
@@ -72,6 +75,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final DeliveryQuarantine quarantine;
   private final Deliverability deliverability;
   private final DeliveryCheck check;
+  private final Imports imports;
   private WaitingAside aside;
   private ProcessorContext<Object, Object> context;
   private DeadLetters deadLetters;
@@ -111,6 +115,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.deliverability = Deliverability.of(config);
     this.check =
         new DeliveryCheck(new TargetPolicy(config), targetTopics, deliverability, quarantine);
+    this.imports = new Imports(config.importFrom(), config.maxIdBytes(), config.maxClockSkewMs());
     this.parser =
         new RequestParser(
             new RequestLimits(
@@ -245,6 +250,10 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       context.commit();
       return;
     }
+    if (Imports.isImport(record)) {
+      takeIn(record, now, copy);
+      return;
+    }
     ParseResult result =
         parser.parse(
             record.key(),
@@ -296,6 +305,58 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 request.action().wireName());
           }
         });
+  }
+
+  /**
+   * Takes in a schedule moved here from another deployment ({@link ScheduleMove}), checked as a
+   * schedule request is: by the target policy, and against its target topic.
+   */
+  private void takeIn(Record<byte[], byte[]> record, long now, TopicWaits.Copy copy) {
+    Imports.Read read = imports.read(record, now);
+    if (read instanceof Imports.Refused refused) {
+      aside.goesOn(record, copy);
+      deadLetter(record, null, refused.rejection(), now);
+      return;
+    }
+    Imports.Taken taken = (Imports.Taken) read;
+    String id = taken.id();
+    Schedule schedule = taken.schedule();
+    Optional<TargetTopic> target = Optional.of(TargetTopic.UNKNOWN);
+    if (schedule != null) {
+      Optional<Rejection> refused = check.byPolicy(schedule);
+      if (refused.isPresent()) {
+        aside.goesOn(record, copy);
+        deadLetter(record, null, refused.get(), now);
+        return;
+      }
+      target = check.target(schedule);
+    }
+    // What the entry sets, as a request would: it keeps its place among its id's waiting requests.
+    DelayRequest sets =
+        schedule == null
+            ? new DelayRequest(Action.CANCEL, id, taken.entry().requestMs(), null)
+            : new DelayRequest(Action.SCHEDULE, id, taken.entry().requestMs(), schedule);
+    if (aside.waitsAside(record, sets, target.isPresent(), copy, now)) {
+      return;
+    }
+    aside.goesOn(record, copy);
+    Optional<Rejection> refused =
+        (schedule == null
+                ? Optional.<Rejection>empty()
+                : check.atIntake(id, schedule, target.orElse(TargetTopic.UNKNOWN)))
+            .or(() -> schedules.takeIn(id, taken.entry(), now));
+    if (refused.isPresent()) {
+      deadLetter(record, null, refused.get(), now);
+      return;
+    }
+    if (log.isDebugEnabled()) {
+      Delivery.afterward(
+          () ->
+              log.debug(
+                  "event=imported id={} state={}",
+                  LogValues.quote(id),
+                  taken.entry().state().name().toLowerCase(Locale.ROOT)));
+    }
   }
 
   /** Dead-letters a request kdelay failed on unexpectedly, naming the error in the log. */

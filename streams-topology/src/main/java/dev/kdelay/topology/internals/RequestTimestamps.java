@@ -49,7 +49,7 @@ public final class RequestTimestamps implements TimestampExtractor {
   /**
    * The timestamp a reroute copy carries, or -1 if it carries none (written by an older kdelay).
    */
-  private static long requestedAt(Header header) {
+  public static long requestedAt(Header header) {
     if (header == null || header.value() == null) {
       return -1;
     }

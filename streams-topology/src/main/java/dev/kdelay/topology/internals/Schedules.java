@@ -137,6 +137,51 @@ final class Schedules {
   }
 
   /**
+   * Takes in an id's entry moved here from another deployment ({@link
+   * dev.kdelay.topology.ScheduleMove}): it applies as the request that set it would have, in
+   * timestamp order against what this store holds for the id. A request sent here after that one (a
+   * cancel, a reschedule) wins whether it arrived before the entry or after; the same entry moved
+   * twice applies once. A marker past its retention orders nothing and is left out.
+   *
+   * @param moved the entry as the other deployment held it
+   * @return why it could not be taken in, or empty if it was (or was already)
+   */
+  Optional<Rejection> takeIn(String id, ScheduleEntry moved, long nowMs) {
+    writes.releaseIfCommitted();
+    if (writes.isHeld(id)) {
+      throw new IllegalStateException("a moved entry for " + id + ", whose write is held, applied");
+    }
+    if (moved.state().marker() && moved.timeMs() <= nowMs) {
+      return Optional.empty();
+    }
+    Stored stored = store.lookup(id).orElse(null);
+    ScheduleEntry current = null;
+    if (stored != null && stored.entry() instanceof Decoded.Readable<ScheduleEntry> readable) {
+      current = readable.value();
+      if (current.state().marker() && current.timeMs() <= nowMs) {
+        current = null;
+      }
+    }
+    if (moved.equals(current)) {
+      return Optional.empty(); // moved once already
+    }
+    Order order = current == null ? Order.NEWER : order(current, moved.requestMs(), moved.origin());
+    if (order == Order.DUPLICATE) {
+      return Optional.empty();
+    }
+    if (order == Order.OLDER) {
+      return rejection(
+          RejectionReason.SUPERSEDED,
+          "this schedule moved here, but a request stamped "
+              + current.requestMs()
+              + " already set this id, no older than the one that set the moved state, stamped "
+              + moved.requestMs());
+    }
+    put(id, stored, moved);
+    return Optional.empty();
+  }
+
+  /**
    * The request that sets an id's new state: its timestamp and origin, which the entry keeps.
    *
    * @param requestMs its timestamp

@@ -1,5 +1,6 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Sinks;
 import java.nio.charset.StandardCharsets;
@@ -34,7 +35,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 final class TaskFence {
 
   /** The header that marks a fence record. */
-  static final String HEADER = "kdelay-fence";
+  static final String HEADER = DelayHeaders.FENCE;
 
   private final boolean needed;
   private final String rerouteTopic;

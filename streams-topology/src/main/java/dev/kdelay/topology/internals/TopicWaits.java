@@ -1,5 +1,6 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.DelayHeaders;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
 import java.util.Deque;
@@ -32,7 +33,7 @@ import org.apache.kafka.common.header.Headers;
 final class TopicWaits {
 
   /** The header a waiting copy carries: {@code <since ms> <token>}. */
-  static final String HEADER = "kdelay-waiting";
+  static final String HEADER = DelayHeaders.WAITING;
 
   /**
    * How long past its deadline a copy keeps its place behind an earlier one that has not come back:
