@@ -5,6 +5,7 @@ import dev.kdelay.service.cli.ClientOptions;
 import dev.kdelay.service.cli.CommandLine;
 import dev.kdelay.service.cli.DeadLetterCommand;
 import dev.kdelay.service.cli.IdCommand;
+import dev.kdelay.service.cli.MoveCommand;
 import dev.kdelay.service.cli.ScheduleCommand;
 import dev.kdelay.service.cli.UsageException;
 import dev.kdelay.service.cli.WatchCommand;
@@ -70,6 +71,11 @@ public final class Main {
         dlq replay PARTITION.OFFSET [--target TOPIC] [--at INSTANT | --after DURATION]
             Submit a dead letter again, as it was or corrected. It keeps its original timestamp,
             so it never overrides a newer request for the same id.
+        move --to TOPIC [--application-id ID] [--batch N] [--wait DURATION]
+            Move every schedule of a stopped deployment (the one --config and the environment
+            describe, or --application-id), and the requests it had not applied, into a new
+            deployment's requests topic: how to get more partitions. The new deployment runs
+            with delay.import.from set to the old application id. See docs/operations.md.
 
       Options of every command but run:
         --bootstrap-servers HOST:PORT  default: $DELAY_BOOTSTRAP_SERVERS, else 127.0.0.1:9092
@@ -87,7 +93,8 @@ public final class Main {
 
   /** The commands that are clients of a running service: their stdout is their output. */
   private static final Set<String> CLIENT_COMMANDS =
-      Set.of("schedule", "cancel", "pause", "resume", "trigger", "reschedule", "watch", "dlq");
+      Set.of(
+          "schedule", "cancel", "pause", "resume", "trigger", "reschedule", "watch", "dlq", "move");
 
   private final Map<String, String> environment;
   private final PrintStream out;
@@ -155,6 +162,11 @@ public final class Main {
         case "dlq" -> {
           DeadLetterCommand dlq = DeadLetterCommand.parse(rest);
           yield dlq.run(ClientOptions.from(dlq.line(), environment), out);
+        }
+        case "move" -> {
+          CommandLine line = CommandLine.parse(rest, MoveCommand.OPTIONS, Set.of());
+          MoveCommand move = MoveCommand.parse(line);
+          yield move.run(ClientOptions.from(line, environment), out);
         }
         default -> throw new UsageException("unknown command '" + command + "'");
       };

@@ -72,7 +72,7 @@ public final class TargetTopicReader implements AutoCloseable {
    *
    * @return everything received so far
    */
-  List<Received> drainCommitted(Duration timeout) {
+  public List<Received> drainCommitted(Duration timeout) {
     // A read_committed consumer's end offsets are the last stable offsets.
     Map<TopicPartition, Long> ends = consumer.endOffsets(consumer.assignment());
     return pollUntil(

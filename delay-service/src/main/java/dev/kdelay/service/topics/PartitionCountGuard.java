@@ -82,8 +82,9 @@ public final class PartitionCountGuard implements AutoCloseable {
             + " A schedule belongs to partition murmur2(id) mod the count: with another count its"
             + " cancels and changes would reach a partition that does not hold it, so kdelay does"
             + " not run; nothing pending is lost while it waits. Kafka cannot take partitions away"
-            + " again: see 'Changing the partition count' in docs/operations.md for the way to more"
-            + " partitions.",
+            + " again: move the schedules, and the requests sent meanwhile, to a new deployment"
+            + " whose requests topic has the count you need, with kdelay move (see 'Changing the"
+            + " partition count' in docs/operations.md).",
         requestsTopic, now, stored, storedIn);
   }
 

@@ -7,13 +7,16 @@ import java.nio.file.Path;
 import java.util.HashMap;
 import java.util.Map;
 
-/** The service the topic tests start: its own names, two partitions, no HTTP. */
-final class TopicsTestConfig {
+/**
+ * The service the topic and move tests start: its own names, two partitions unless the settings say
+ * otherwise, no HTTP.
+ */
+public final class TopicsTestConfig {
 
   private TopicsTestConfig() {}
 
   /** A service named {@code name} on the cluster, with these settings over the tests' own. */
-  static ServiceConfig named(
+  public static ServiceConfig named(
       KafkaTestCluster kafka, String name, Path stateDir, Map<String, Object> settings) {
     Map<String, Object> props = new HashMap<>();
     props.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, kafka.bootstrapServers());
