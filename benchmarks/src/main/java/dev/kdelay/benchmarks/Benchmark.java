@@ -1,6 +1,7 @@
 package dev.kdelay.benchmarks;
 
 import dev.kdelay.service.broker.BrokerProfile;
+import dev.kdelay.service.move.DeploymentMove;
 import dev.kdelay.topology.DelayTopology;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -15,6 +16,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.stream.Stream;
+import org.apache.kafka.clients.admin.AdminClientConfig;
 
 /**
  * How close kdelay comes to the limit of Kafka itself, measured against a pass-through Kafka
@@ -42,6 +44,8 @@ public final class Benchmark {
   static final String EMPTY_FIRED = "bench-a-fired";
   static final String FILLED_REQUESTS = "bench-b-requests";
   static final String FILLED_FIRED = "bench-b-fired";
+  static final String MOVED_REQUESTS = "bench-moved-requests";
+
   static final String FILLED_APPLICATION = "bench-kdelay-b";
   static final String CALIBRATION_REQUESTS = "bench-cal-requests";
   static final String CALIBRATION_FIRED = "bench-cal-fired";
@@ -506,6 +510,35 @@ public final class Benchmark {
           restore.busyMs() / 1000.0,
           restore.busyCpuMs() / 1000.0);
     }
+    move();
+  }
+
+  /**
+   * (5) {@code kdelay move} of B, now stopped, to a requests topic of four times the partitions:
+   * what growing the partition count costs. Its imports stay unread; nothing runs on them.
+   */
+  private void move() {
+    int partitions = 4 * PARTITIONS;
+    testbed.createTopic(MOVED_REQUESTS, partitions);
+    Map<String, Object> clients =
+        Map.of(AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG, testbed.bootstrapServers());
+    long start = System.nanoTime();
+    DeploymentMove.Report moved =
+        new DeploymentMove(
+                clients,
+                clients,
+                clients,
+                new DeploymentMove.Source(
+                    FILLED_APPLICATION, FILLED_REQUESTS, FILLED_REQUESTS + "-rerouted"),
+                MOVED_REQUESTS,
+                DeploymentMove.DEFAULT_BATCH,
+                Duration.ofMinutes(2),
+                System::currentTimeMillis)
+            .run();
+    long ms = (System.nanoTime() - start) / 1_000_000;
+    results.move(new Runs.Move(moved.moved(), partitions, DeploymentMove.DEFAULT_BATCH, ms));
+    progress(
+        "moved %,d ids of B to %d partitions in %.1f s", moved.moved(), partitions, ms / 1000.0);
   }
 
   /**

@@ -29,6 +29,7 @@ final class CapacitySection {
   private long changelogRecords = -1;
   private List<Runs.Restore> restores = List.of();
   private long emptyStartupMs = -1;
+  private Runs.Move move;
 
   CapacitySection(
       Settings settings,
@@ -61,6 +62,11 @@ final class CapacitySection {
     return this;
   }
 
+  CapacitySection move(Runs.Move move) {
+    this.move = move;
+    return this;
+  }
+
   void write(Report report) {
     if (fill == null) {
       report.line("(5) capacity: not measured").blank();
@@ -78,6 +84,7 @@ final class CapacitySection {
     lateness(report);
     memory(report);
     restore(report);
+    move(report);
     report.blank();
   }
 
@@ -187,6 +194,20 @@ final class CapacitySection {
             seconds(Runs.Restore::cpuMs).format(1),
             seconds(Runs.Restore::busyMs).format(1),
             seconds(Runs.Restore::busyCpuMs).format(1));
+  }
+
+  private void move(Report report) {
+    if (move == null) {
+      return;
+    }
+    report.line(
+        "  move                   kdelay move of B, stopped, to a new requests topic of %d"
+            + " partitions: %,d ids in %.1f s = %,.0f ids/s (%,d a transaction)",
+        move.partitions(),
+        move.ids(),
+        move.ms() / 1000.0,
+        move.ids() * 1000.0 / Math.max(1, move.ms()),
+        move.batch());
   }
 
   private Spread seconds(ToLongFunction<Runs.Restore> ms) {

@@ -71,6 +71,7 @@ final class Results {
   private Memory emptyMemory;
   private Memory filledMemory;
   private long changelogRecords = -1;
+  private Runs.Move move;
   private final List<Runs.Restore> restores = new ArrayList<>();
 
   Results(
@@ -212,6 +213,11 @@ final class Results {
     this.restores.add(restore);
   }
 
+  /** The filled instance's schedules moved to a requests topic of more partitions. */
+  void move(Runs.Move move) {
+    this.move = move;
+  }
+
   /** The report of what has been measured. */
   Report report() {
     Report report = new Report();
@@ -235,6 +241,7 @@ final class Results {
             capacityLateness)
         .memory(emptyMemory, filledMemory)
         .restore(changelogRecords, restores, emptyStartupMs)
+        .move(move)
         .write(report);
     return report;
   }

@@ -162,4 +162,14 @@ final class Runs {
    * @param busyCpuMs its CPU time in that while
    */
   record Restore(long runningMs, long cpuMs, long busyMs, long busyCpuMs) {}
+
+  /**
+   * {@code kdelay move} of the filled instance's schedules, stopped, to a new requests topic.
+   *
+   * @param ids the ids moved (schedules and markers)
+   * @param partitions the new topic's partition count
+   * @param batch ids per transaction
+   * @param ms how long the move took, from start to its last commit
+   */
+  record Move(long ids, int partitions, int batch, long ms) {}
 }

@@ -101,6 +101,14 @@ final class Testbed implements AutoCloseable {
     await(admin.createTopics(topics).all());
   }
 
+  /** Creates a topic with a partition count of its own. */
+  void createTopic(String name, int partitions) {
+    await(
+        admin
+            .createTopics(List.of(new NewTopic(name, Optional.of(partitions), Optional.empty())))
+            .all());
+  }
+
   /**
    * Starts an application in a JVM of its own and waits until it is RUNNING.
    *
