@@ -487,9 +487,9 @@ public final class Benchmark {
         new Results.Memory(
             filled.heapAfterGcBytes(), filled.jvm().residentBytes(), filled.stateDirBytes()));
     testbed.stop(filled);
-    long changelog =
-        testbed.endOffsetSum(
-            FILLED_APPLICATION + "-" + DelayTopology.SCHEDULES_STORE + "-changelog");
+    String changelogTopic = FILLED_APPLICATION + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
+    long changelog = testbed.endOffsetSum(changelogTopic);
+    results.changelogBytes(testbed.topicBytes(changelogTopic));
     // One restore is one figure on a shared machine: as many as the mode's runs, each by a new
     // instance with an empty state directory, so the report gives their spread.
     for (int run = 1; run <= settings.runs(); run++) {

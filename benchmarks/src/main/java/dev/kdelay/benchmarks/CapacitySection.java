@@ -30,6 +30,7 @@ final class CapacitySection {
   private List<Runs.Restore> restores = List.of();
   private long emptyStartupMs = -1;
   private Runs.Move move;
+  private long changelogBytes = -1;
 
   CapacitySection(
       Settings settings,
@@ -59,6 +60,11 @@ final class CapacitySection {
     this.changelogRecords = records;
     this.restores = List.copyOf(restores);
     this.emptyStartupMs = emptyStartupMs;
+    return this;
+  }
+
+  CapacitySection changelogBytes(long bytes) {
+    this.changelogBytes = bytes;
     return this;
   }
 
@@ -188,6 +194,10 @@ final class CapacitySection {
         .line(
             "                         so about %,.0f records/s restored (median);",
             changelogRecords * 1000.0 / restoring)
+        .line(
+            "                         the changelog takes %s on the broker, %,.0f bytes a record"
+                + " (one replica, before compaction);",
+            Report.bytes(changelogBytes), changelogBytes / (double) Math.max(1, changelogRecords))
         .line(
             "                         CPU until RUNNING %s s; then more than half a core busy for"
                 + " %s s, %s CPU-s",

@@ -72,6 +72,7 @@ final class Results {
   private Memory filledMemory;
   private long changelogRecords = -1;
   private Runs.Move move;
+  private long changelogBytes = -1;
   private final List<Runs.Restore> restores = new ArrayList<>();
 
   Results(
@@ -213,6 +214,11 @@ final class Results {
     this.restores.add(restore);
   }
 
+  /** What the filled instance's changelog takes on the broker, after the capacity runs. */
+  void changelogBytes(long bytes) {
+    this.changelogBytes = bytes;
+  }
+
   /** The filled instance's schedules moved to a requests topic of more partitions. */
   void move(Runs.Move move) {
     this.move = move;
@@ -241,6 +247,7 @@ final class Results {
             capacityLateness)
         .memory(emptyMemory, filledMemory)
         .restore(changelogRecords, restores, emptyStartupMs)
+        .changelogBytes(changelogBytes)
         .move(move)
         .write(report);
     return report;

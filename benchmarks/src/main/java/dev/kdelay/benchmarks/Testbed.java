@@ -161,6 +161,23 @@ final class Testbed implements AutoCloseable {
     return endOffsets(topic).values().stream().mapToLong(Long::longValue).sum();
   }
 
+  /** The bytes a topic's log segments take on the broker (one replica: a single broker). */
+  long topicBytes(String topic) {
+    List<Integer> brokers =
+        await(admin.describeCluster().nodes()).stream().map(node -> node.id()).toList();
+    long bytes = 0;
+    for (var dirs : await(admin.describeLogDirs(brokers).allDescriptions()).values()) {
+      for (var dir : dirs.values()) {
+        for (var replica : dir.replicaInfos().entrySet()) {
+          if (replica.getKey().topic().equals(topic)) {
+            bytes += replica.getValue().size();
+          }
+        }
+      }
+    }
+    return bytes;
+  }
+
   private Map<TopicPartition, Long> endOffsets(String topic) {
     int partitions =
         await(admin.describeTopics(List.of(topic)).allTopicNames()).get(topic).partitions().size();
