@@ -157,6 +157,14 @@ public final class DeploymentMove {
                 + from.applicationId()
                 + "), with the partition count it needs");
       }
+      if (!topics.containsKey(from.requestsTopic())) {
+        throw new DelayServiceException(
+            "no topic "
+                + from.requestsTopic()
+                + ": name the requests topic of application '"
+                + from.applicationId()
+                + "' (--requests-topic, or its configuration with --config)");
+      }
       int toPartitions = topics.get(to).partitions().size();
       List<TopicPartition> entries = partitions(topics.get(changelog));
       List<TopicPartition> inputs = new ArrayList<>(partitions(topics.get(from.requestsTopic())));
@@ -180,6 +188,8 @@ public final class DeploymentMove {
         for (TopicPartition partition : entries) {
           moveEntries(consumer, producer, partition, ends.get(partition), toPartitions, counts);
         }
+        // Again before the offsets move: an instance started meanwhile would apply what follows.
+        requireStopped(admin);
         for (TopicPartition partition : inputs) {
           OffsetAndMetadata committed = applied.get(partition);
           long start =
