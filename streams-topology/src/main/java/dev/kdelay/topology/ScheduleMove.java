@@ -26,6 +26,10 @@ import org.apache.kafka.common.utils.Utils;
  * in only from the application its {@code delay.import.from} names, and applies it as the request
  * that set it would apply, in timestamp order: a cancel sent to the new deployment after that
  * request wins over the moved schedule, whichever arrives first.
+ *
+ * <p>Requests the stopped deployment had not applied (after its group's committed offsets on the
+ * requests and reroute topics) go to the new requests topic as they were sent: their own key,
+ * value, headers and timestamp, which orders them ({@link #forwarded}).
  */
 public final class ScheduleMove {
 

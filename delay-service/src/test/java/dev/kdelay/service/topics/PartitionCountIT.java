@@ -80,6 +80,7 @@ class PartitionCountIT {
           .isInstanceOf(DelayServiceException.class)
           .hasMessageContaining("The requests topic " + requests + " has 4 partitions")
           .hasMessageContaining("stored for 2 (changelog " + changelog + ")")
+          .hasMessageContaining("with kdelay move")
           .hasMessageContaining("'Changing the partition count' in docs/operations.md");
       assertThat(again.state()).as("Kafka Streams was never created").isEmpty();
       again.close();
@@ -129,6 +130,7 @@ class PartitionCountIT {
                   assertThat(reason)
                       .contains("The requests topic " + requests + " has 4 partitions")
                       .contains("stored for 2")
+                      .contains("with kdelay move")
                       .contains("'Changing the partition count' in docs/operations.md"));
       assertThat(committedEnd(topics.admin(), TARGET + "-live", 1)).as("records fired").isZero();
       assertThat(committedEnd(topics.admin(), changelog, 2))
