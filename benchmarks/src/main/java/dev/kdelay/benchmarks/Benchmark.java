@@ -2,7 +2,7 @@ package dev.kdelay.benchmarks;
 
 import dev.kdelay.service.broker.BrokerProfile;
 import dev.kdelay.service.move.DeploymentMove;
-import dev.kdelay.topology.DelayTopology;
+import dev.kdelay.topology.ScheduleMove;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -487,7 +487,7 @@ public final class Benchmark {
         new Results.Memory(
             filled.heapAfterGcBytes(), filled.jvm().residentBytes(), filled.stateDirBytes()));
     testbed.stop(filled);
-    String changelogTopic = FILLED_APPLICATION + "-" + DelayTopology.SCHEDULES_STORE + "-changelog";
+    String changelogTopic = ScheduleMove.changelogTopic(FILLED_APPLICATION);
     long changelog = testbed.endOffsetSum(changelogTopic);
     results.changelogBytes(testbed.topicBytes(changelogTopic));
     // One restore is one figure on a shared machine: as many as the mode's runs, each by a new

@@ -60,7 +60,7 @@ public final class ScheduleMove {
 
   /** The changelog topic of a deployment's schedule store: each id's entry, keyed by the id. */
   public static String changelogTopic(String applicationId) {
-    return applicationId + "-" + StoreFormat.SCHEDULES_STORE + "-changelog";
+    return StoreFormat.changelogTopic(applicationId);
   }
 
   /**

@@ -86,25 +86,19 @@ final class Schedules {
       throw new IllegalStateException("a request for " + id + ", whose write is held, applied");
     }
     Stored stored = store.lookup(id).orElse(null);
-    ScheduleEntry current = null;
-    if (stored != null && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
+    if (stored != null
+        && stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged
+        && request.action() != Action.SCHEDULE
+        && request.action() != Action.CANCEL) {
       // A schedule or a cancel replaces the whole entry, so it needs nothing from it; any other
       // action would need its task.
-      if (request.action() != Action.SCHEDULE && request.action() != Action.CANCEL) {
-        return rejection(
-            RejectionReason.UNREADABLE_TASK,
-            "the stored state of this id cannot be read ("
-                + damaged.error()
-                + "); cancel or replace the schedule");
-      }
-    } else if (stored != null) {
-      current = stored.entry().value();
-      if (current.state().marker() && current.timeMs() <= nowMs) {
-        // Expired: a sweep forgets it at the next punctuation, and a restore may have brought it
-        // back until then; either way the retention is over and it orders nothing.
-        current = null;
-      }
+      return rejection(
+          RejectionReason.UNREADABLE_TASK,
+          "the stored state of this id cannot be read ("
+              + damaged.error()
+              + "); cancel or replace the schedule");
     }
+    ScheduleEntry current = ordering(stored, nowMs);
     Order order = current == null ? Order.NEWER : order(current, request.timestamp(), origin);
     if (order == Order.DUPLICATE) {
       return Optional.empty(); // the request that set this state, again: applied once already
@@ -155,13 +149,7 @@ final class Schedules {
       return Optional.empty();
     }
     Stored stored = store.lookup(id).orElse(null);
-    ScheduleEntry current = null;
-    if (stored != null && stored.entry() instanceof Decoded.Readable<ScheduleEntry> readable) {
-      current = readable.value();
-      if (current.state().marker() && current.timeMs() <= nowMs) {
-        current = null;
-      }
-    }
+    ScheduleEntry current = ordering(stored, nowMs);
     if (moved.equals(current)) {
       return Optional.empty(); // moved once already
     }
@@ -179,6 +167,20 @@ final class Schedules {
     }
     put(id, stored, moved);
     return Optional.empty();
+  }
+
+  /**
+   * The entry a new request for an id is ordered against: none if the id has no entry, an
+   * unreadable one (which a request replaces whole), or a marker past its expiry (a sweep forgets
+   * it at the next punctuation, and a restore may have brought it back until then; either way the
+   * retention is over and it orders nothing).
+   */
+  private static ScheduleEntry ordering(Stored stored, long nowMs) {
+    if (stored == null || !(stored.entry() instanceof Decoded.Readable<ScheduleEntry> readable)) {
+      return null;
+    }
+    ScheduleEntry current = readable.value();
+    return current.state().marker() && current.timeMs() <= nowMs ? null : current;
   }
 
   /**

@@ -339,7 +339,7 @@ public final class DeliveryQuarantine {
 
   /** kdelay's own changelog, matched by its name: a user topic may end in -changelog too. */
   private String changelogTopic() {
-    return config.applicationId() + "-" + StoreFormat.SCHEDULES_STORE + "-changelog";
+    return StoreFormat.changelogTopic(config.applicationId());
   }
 
   /** A map that forgets its least recently used entry beyond {@link #CAPACITY}; not thread-safe. */

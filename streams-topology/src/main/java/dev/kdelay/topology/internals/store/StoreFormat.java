@@ -34,6 +34,11 @@ public final class StoreFormat {
    */
   public static final String SCHEDULES_STORE = "delay-schedules-v2";
 
+  /** The changelog topic Kafka Streams keeps for the schedule store of an application. */
+  public static String changelogTopic(String applicationId) {
+    return applicationId + "-" + SCHEDULES_STORE + "-changelog";
+  }
+
   /**
    * The stores of kdelay's first layout, which this version neither reads nor migrates; their
    * directories next to this store's are reported.
