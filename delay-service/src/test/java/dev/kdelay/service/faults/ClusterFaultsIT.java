@@ -7,9 +7,20 @@ import dev.kdelay.service.faults.CommittedRecords.Received;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import org.apache.kafka.clients.admin.AlterConfigOp;
+import org.apache.kafka.clients.admin.ConfigEntry;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.config.ConfigResource;
+import org.apache.kafka.common.config.TopicConfig;
 import org.junit.jupiter.api.Tag;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.ExtendWith;
@@ -25,16 +36,20 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   <li>the active controller killed, and started again;
  *   <li>a rolling restart: every broker stopped ({@code SIGTERM}) and started again, one at a time,
  *       each back in every replica set before the next, as an upgrade does;
- *   <li>a broker that stays down while the load goes on, on the two left: every partition at the
- *       {@code min.insync.replicas} boundary.
+ *   <li>a broker that goes down while the load goes on, on the two left: every partition at the
+ *       {@code min.insync.replicas} boundary;
+ *   <li>with it still down, a target that asks for three replicas in sync, one more than there are:
+ *       Kafka refuses every write to it {@code NOT_ENOUGH_REPLICAS}, kdelay's and the transaction
+ *       markers of kdelay's transactions alike, until the broker is back.
  * </ol>
  *
  * <p>Each fault is proved: the process is gone, the partition's leader moved, a new controller was
- * elected. For the tasks due while each fault lasted, the test prints their lateness (due to
- * visible to a {@code read_committed} consumer); it asserts none, since timing belongs to the
- * benchmark, and for the deaths how many tasks were later than Kafka's election of new leaders plus
- * 2 s. The load lasts as long as the faults (about three and a half minutes, in the default build:
- * the integration tests run in two JVMs at once).
+ * elected, a broker logged a write to the target refused for too few replicas in sync. For the
+ * tasks due while each fault lasted, the test prints their lateness (due to visible to a {@code
+ * read_committed} consumer); it asserts none, since timing belongs to the benchmark, and for the
+ * deaths how many tasks were later than Kafka's election of new leaders plus 2 s. The load lasts as
+ * long as the faults (about three and a half minutes, in the default build: the integration tests
+ * run in two JVMs at once).
  */
 @FaultSeed(20_261_128L)
 @ExtendWith(FaultExtension.class)
@@ -49,7 +64,7 @@ class ClusterFaultsIT {
 
   @Test
   @Tag("integration")
-  void shouldFireEveryTaskOnceThroughLeaderAndControllerDeathsARollingRestartAndABrokerDown(
+  void shouldFireEveryTaskOnceThroughBrokerDeathsARollingRestartAndTooFewReplicasInSync(
       FaultRun run) throws Exception {
     // given: three brokers, two instances, a load of tasks due over the faults
     Path dir = FaultScenario.freshDir("cluster.brokers");
@@ -156,15 +171,48 @@ class ClusterFaultsIT {
     long downCountedOut = now() - start;
 
     scenario.report("broker " + down + " down, counted out by the controller");
+    load.awaitSent(0.8, Duration.ofMinutes(2));
+    caughtUp = awaitCaughtUp(scenario);
+    windows.add(new Window("broker " + down + " down", start, caughtUp, downCountedOut));
 
-    // then: every task fired once, none early, on the two brokers left
+    // when: on the two brokers left, a target asks for three replicas in sync; tasks for it are
+    // due on every request partition, so both instances have to write to it
+    String starved = scenario.targets().get(0);
+    Map<BrokerProcess, Long> brokerLogs = new HashMap<>();
+    cluster.nodes().stream()
+        .filter(node -> node.nodeId() != down)
+        .forEach(node -> brokerLogs.put(node, node.jvm().logOffset()));
+    start = System.currentTimeMillis();
+    minInsyncReplicas(scenario, starved, BROKERS);
+    load.sendSentinels("starved", now() + 1_000);
+    String refusal = awaitRefused(brokerLogs, starved);
+    load.awaitSent(0.9, Duration.ofMinutes(2)); // refused a while under load, if any is left
+    cluster.node(down).restart();
+    cluster.awaitFullyInSync(HEAL_TIMEOUT);
+    minInsyncReplicas(scenario, starved, 2);
+    caughtUp = awaitCaughtUp(scenario);
+    windows.add(
+        new Window(
+            "too few in-sync replicas for "
+                + starved
+                + " ("
+                + refusal
+                + ") until broker "
+                + down
+                + " is back",
+            start,
+            caughtUp,
+            0));
+    scenario.report(windows.get(windows.size() - 1).healed());
+
+    // then: every task fired once, none early
     Verdict verdict;
     try {
       verdict = scenario.verify(Duration.ofMinutes(5));
     } catch (AssertionError e) {
       throw new AssertionError(e.getMessage() + "\n" + cluster.describe(), e);
     }
-    windows.add(new Window("broker " + down + " down to the end", start, now(), downCountedOut));
+    windows.add(new Window("the rest, on three brokers again", caughtUp, now(), 0));
     List<Received> fired = scenario.finished();
     for (Window window : windows) {
       scenario.report(window.report(scenario.ledger(), fired));
@@ -173,6 +221,49 @@ class ClusterFaultsIT {
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
     assertThat(live).allSatisfy(instance -> assertThat(instance.jvm().isAlive()).isTrue());
     assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
+  }
+
+  /** Sets a topic's {@code min.insync.replicas}. */
+  private static void minInsyncReplicas(FaultScenario scenario, String topic, int replicas)
+      throws Exception {
+    AlterConfigOp set =
+        new AlterConfigOp(
+            new ConfigEntry(TopicConfig.MIN_IN_SYNC_REPLICAS_CONFIG, Integer.toString(replicas)),
+            AlterConfigOp.OpType.SET);
+    scenario
+        .admin()
+        .incrementalAlterConfigs(
+            Map.of(new ConfigResource(ConfigResource.Type.TOPIC, topic), List.of(set)))
+        .all()
+        .get(1, TimeUnit.MINUTES);
+  }
+
+  /**
+   * Proves the fault: the leader of one of the topic's partitions logged a write to it refused for
+   * too few replicas in sync, since {@code offsets} of the brokers' logs. Only kdelay writes to its
+   * targets, so the write was kdelay's: a record, or a transaction marker of kdelay's transaction
+   * that wrote to the topic just before. Kafka's clients log only the first of these, so the broker
+   * is asked. Returns the refused partitions the broker named.
+   */
+  private static String awaitRefused(Map<BrokerProcess, Long> offsets, String topic) {
+    Pattern refused =
+        Pattern.compile(
+            "NotEnoughReplicasException: .* for partition (" + Pattern.quote(topic) + "-\\d+)");
+    return Await.value(
+        "a broker refusing a write to " + topic + " for too few in-sync replicas",
+        HEAL_TIMEOUT,
+        () -> {
+          Set<String> partitions = new TreeSet<>();
+          offsets.forEach(
+              (broker, offset) ->
+                  broker.jvm().linesMatching(refused, offset).stream()
+                      .map(refused::matcher)
+                      .filter(Matcher::find)
+                      .forEach(matcher -> partitions.add(matcher.group(1))));
+          return partitions.isEmpty()
+              ? Optional.empty()
+              : Optional.of("NOT_ENOUGH_REPLICAS on " + String.join(", ", partitions));
+        });
   }
 
   /**

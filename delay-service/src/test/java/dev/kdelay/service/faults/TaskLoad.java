@@ -133,16 +133,26 @@ final class TaskLoad implements AutoCloseable {
    * fired or never will.
    */
   void sendSentinels(long dueMs) {
+    sendSentinels("last", dueMs);
+  }
+
+  /**
+   * Schedules, on every requests partition, a task named {@code name} due at {@code dueMs} for the
+   * first target: every instance then has something to write to that target, even once the load has
+   * all been sent. Each name once per load: a second send of the same sentinel would replace the
+   * first.
+   */
+  void sendSentinels(String name, long dueMs) {
     for (int partition = 0; partition < partitions; partition++) {
-      String id = sentinelId(partition);
+      String id = sentinelId(name, partition);
       schedule(id, dueMs, targets.get(0));
     }
     producer.flush();
   }
 
-  private String sentinelId(int partition) {
+  private String sentinelId(String name, int partition) {
     for (int n = 0; ; n++) {
-      String id = "sentinel-" + partition + "-" + n;
+      String id = "sentinel-" + name + "-" + partition + "-" + n;
       int owner = Utils.toPositive(Utils.murmur2(id.getBytes(StandardCharsets.UTF_8))) % partitions;
       if (owner == partition) {
         return id;
