@@ -66,7 +66,9 @@ public final class DelayConfig extends AbstractConfig {
           + " own topics are never valid targets, whatever this allows. Other applications'"
           + " internal topics (Kafka Streams changelog and repartition topics, '_'-prefixed topics"
           + " such as _schemas, Kafka Connect's connect-configs/-offsets/-status) are valid only"
-          + " when this is set and matches them: the default '.*' does not count.";
+          + " when this names them: matches them, but not a made-up topic of the same kind (so"
+          + " '.*', '^.*$', '.+' or '.*-changelog' name none). Checked when a request arrives and"
+          + " again when a task fires.";
 
   public static final String HORIZON_CONFIG = "delay.horizon.ms";
   private static final String HORIZON_DOC =
@@ -529,11 +531,6 @@ public final class DelayConfig extends AbstractConfig {
 
   public Pattern targetTopicAllow() {
     return targetTopicAllow;
-  }
-
-  /** Whether {@code delay.target.topic.allow} was set to something narrower than everything. */
-  public boolean targetTopicAllowNarrowed() {
-    return !".*".equals(targetTopicAllow.pattern());
   }
 
   public long horizonMs() {

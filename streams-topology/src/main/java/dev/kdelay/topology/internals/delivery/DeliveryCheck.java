@@ -52,7 +52,10 @@ public final class DeliveryCheck {
    * #MAX_POLICY_ANSWERS} topics.
    */
   public Optional<Rejection> byPolicy(Schedule schedule) {
-    String topic = schedule.target().topic();
+    return byPolicy(schedule.target().topic());
+  }
+
+  private Optional<Rejection> byPolicy(String topic) {
     Optional<Rejection> known = byPolicy.get(topic);
     if (known != null) {
       return known;
@@ -86,8 +89,19 @@ public final class DeliveryCheck {
     return deliverability.atIntake(id, schedule, target);
   }
 
-  /** Why a due task's fired record must not reach the producer now, or empty. */
+  /**
+   * Why a due task's fired record must not reach the producer now, or empty. The target policy is
+   * asked again: a task stored before the policy was narrowed (a restart with another {@code
+   * delay.target.topic.allow}) must not write where the policy now refuses.
+   */
   Optional<Rejection> atFire(Record<FiredKey, byte[]> fired, long nowMs) {
+    Optional<Rejection> refused = byPolicy(fired.key().topic());
+    if (refused.isPresent()) {
+      return Optional.of(
+          new Rejection(
+              RejectionReason.TARGET_NOT_ALLOWED,
+              refused.get().message() + " (checked again as the task fell due)"));
+    }
     if (!quarantine.isEmpty()) {
       Optional<Rejection> quarantined = quarantined(fired);
       if (quarantined.isPresent()) {

@@ -14,13 +14,16 @@ import java.util.regex.Pattern;
  *   <li>never: Kafka-internal topics ({@code __*}) and kdelay's own (its request, reroute and
  *       dead-letter topics, and every topic of its Kafka Streams application, named after the
  *       application id in effect);
- *   <li>only when {@code delay.target.topic.allow} is set and names them (the default {@code .*}
- *       does not count): other applications' internal topics, which a delay service has no business
- *       writing to unless an operator says so: Kafka Streams changelog, repartition and
- *       foreign-key-join topics, {@code _}-prefixed topics ({@code _schemas}, {@code
- *       _confluent-*}), and Kafka Connect's default internal topics;
+ *   <li>only when {@code delay.target.topic.allow} names them: other applications' internal topics,
+ *       which a delay service has no business writing to unless an operator says so: Kafka Streams
+ *       changelog, repartition and foreign-key-join topics, {@code _}-prefixed topics ({@code
+ *       _schemas}, {@code _confluent-*}), and Kafka Connect's default internal topics;
  *   <li>otherwise: whatever the allowlist matches.
  * </ul>
+ *
+ * <p>An allowlist names an internal topic when it matches it but not a made-up topic of the same
+ * kind: {@code _schemas} or {@code billing-app-.*} name topics, where {@code .*}, {@code ^.*$},
+ * {@code .+} or {@code .*-changelog} would match any such topic and so name none.
  */
 public final class TargetPolicy {
 
@@ -30,15 +33,22 @@ public final class TargetPolicy {
   private static final Set<String> CONNECT_INTERNAL =
       Set.of("connect-configs", "connect-offsets", "connect-status");
 
+  /**
+   * Made-up topics of each kind of internal topic, which no allowlist names on purpose: only a
+   * pattern that matches any topic of the kind matches them.
+   */
+  private static final String MADE_UP_UNDERSCORED = "_x9q-made-up-topic";
+
+  private static final String MADE_UP_CONNECT = "connect-x9q-made-up-topic";
+  private static final String MADE_UP_STREAMS_PREFIX = "x9q-made-up-application-x9q-";
+
   private final Pattern allow;
-  private final boolean allowNarrowed;
   private final Set<String> ownTopics;
   private final String applicationPrefix;
 
   /** Creates the policy of a configuration. */
   public TargetPolicy(DelayConfig config) {
     this.allow = config.targetTopicAllow();
-    this.allowNarrowed = config.targetTopicAllowNarrowed();
     this.ownTopics = Set.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic());
     // Changelog and repartition topics are named <application.id>-...
     this.applicationPrefix = config.applicationId() + "-";
@@ -56,27 +66,41 @@ public final class TargetPolicy {
       return Optional.of(
           "'" + topic + "' does not match delay.target.topic.allow (" + allow.pattern() + ")");
     }
-    Optional<String> internal = othersInternal(topic);
-    if (internal.isPresent() && !allowNarrowed) {
+    Optional<Internal> internal = othersInternal(topic);
+    if (internal.isPresent() && allow.matcher(internal.get().madeUp()).matches()) {
       return Optional.of(
           "'"
               + topic
               + "' looks like "
-              + internal.get()
-              + "; name it in delay.target.topic.allow to target it");
+              + internal.get().kind()
+              + "; name it in delay.target.topic.allow to target it (a pattern that matches any"
+              + " such topic does not name it)");
     }
     return Optional.empty();
   }
 
-  private static Optional<String> othersInternal(String topic) {
+  /** A kind of other applications' internal topic, and a made-up topic of that kind. */
+  private record Internal(String kind, String madeUp) {}
+
+  private static Optional<Internal> othersInternal(String topic) {
     if (topic.startsWith("_")) {
-      return Optional.of("an internal topic ('_'-prefixed, like _schemas)");
+      return Optional.of(
+          new Internal("an internal topic ('_'-prefixed, like _schemas)", MADE_UP_UNDERSCORED));
     }
     if (CONNECT_INTERNAL.contains(topic)) {
-      return Optional.of("an internal topic of Kafka Connect");
+      return Optional.of(new Internal("an internal topic of Kafka Connect", MADE_UP_CONNECT));
     }
     if (STREAMS_INTERNAL.matcher(topic).matches()) {
-      return Optional.of("another Kafka Streams application's internal topic");
+      // The made-up topic keeps the suffix, so that only a pattern that spells out the application
+      // (and perhaps the store) names it.
+      String suffix = topic.substring(topic.lastIndexOf('-') + 1);
+      String madeUp =
+          topic.endsWith("-topic")
+              ? MADE_UP_STREAMS_PREFIX
+                  + topic.substring(topic.indexOf("-KTABLE-FK-JOIN-SUBSCRIPTION-") + 1)
+              : MADE_UP_STREAMS_PREFIX + "store-" + suffix;
+      return Optional.of(
+          new Internal("another Kafka Streams application's internal topic", madeUp));
     }
     return Optional.empty();
   }

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.topology.DelayConfig;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -46,6 +47,54 @@ class TargetPolicyTest {
     assertThat(policy.refusal("connect-offsets")).get().asString().contains("does not match");
   }
 
+  @ParameterizedTest
+  @ValueSource(
+      strings = {
+        ".*",
+        "^.*$",
+        ".+",
+        "(?s).*",
+        ".*-(changelog|repartition|topic)|_.*|connect-.*|orders",
+        "[^!]*"
+      })
+  void shouldNotCountAPatternThatMatchesAnyInternalTopicAsNamingOne(String allow) {
+    TargetPolicy policy = policy(Map.of(DelayConfig.TARGET_TOPIC_ALLOW_CONFIG, allow));
+
+    for (String internal :
+        List.of(
+            "_schemas",
+            "billing-app-ledger-store-changelog",
+            "billing-app-KSTREAM-AGGREGATE-STATE-STORE-0000000003-repartition",
+            "billing-app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000006-topic",
+            "connect-offsets")) {
+      assertThat(policy.refusal(internal))
+          .as("%s under %s", internal, allow)
+          .get()
+          .asString()
+          .contains("name it in delay.target.topic.allow");
+    }
+    assertThat(policy.refusal("orders")).isEmpty();
+  }
+
+  @Test
+  void shouldCountAPatternThatSpellsOutAnApplicationAsNamingItsInternalTopics() {
+    TargetPolicy policy =
+        policy(
+            Map.of(
+                DelayConfig.TARGET_TOPIC_ALLOW_CONFIG,
+                "billing-app-.*|_confluent-.*|connect-status"));
+
+    assertThat(policy.refusal("billing-app-ledger-store-changelog")).isEmpty();
+    assertThat(policy.refusal("billing-app-KTABLE-FK-JOIN-SUBSCRIPTION-RESPONSE-0000000006-topic"))
+        .isEmpty();
+    assertThat(policy.refusal("_confluent-command")).isEmpty();
+    assertThat(policy.refusal("connect-status")).isEmpty();
+    assertThat(policy.refusal("shipping-app-ledger-store-changelog"))
+        .get()
+        .asString()
+        .contains("does not match");
+  }
+
   @Test
   void shouldRefuseKdelaysOwnTopicsWhateverTheAllowlistSays() {
     TargetPolicy policy =
@@ -64,7 +113,10 @@ class TargetPolicyTest {
     TargetPolicy policy =
         policy(
             Map.of(
-                DelayConfig.TARGET_TOPIC_ALLOW_CONFIG, ".+", "application.id", "scheduler-prod"));
+                DelayConfig.TARGET_TOPIC_ALLOW_CONFIG,
+                "scheduler-prod-.*|kdelay-.*",
+                "application.id",
+                "scheduler-prod"));
 
     assertThat(policy.refusal("scheduler-prod-delay-schedules-changelog"))
         .get()
