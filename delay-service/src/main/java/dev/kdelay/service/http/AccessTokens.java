@@ -185,6 +185,20 @@ final class AccessTokens {
     return Optional.ofNullable(found);
   }
 
+  /**
+   * What a log may say of a presented token: {@code sha256:} and the first 8 hex digits of its
+   * SHA-256 digest if it is listed (an operator finds the line with {@code printf %s TOKEN |
+   * sha256sum}), {@code unlisted} if not. Never the token.
+   */
+  String fingerprintOf(String token) {
+    byte[] digest = sha256(token);
+    boolean listed = false;
+    for (Entry entry : entries) {
+      listed |= MessageDigest.isEqual(entry.digest(), digest);
+    }
+    return listed ? SHA256_PREFIX + HexFormat.of().formatHex(digest, 0, 4) : "unlisted";
+  }
+
   /** The token this instance sends when it forwards a request: the peer or first write token. */
   Optional<String> peerToken() {
     return peerToken;

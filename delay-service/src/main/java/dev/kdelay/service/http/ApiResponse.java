@@ -58,6 +58,18 @@ record ApiResponse(int status, String contentType, byte[] body, Map<String, Stri
     return new ApiResponse(status, contentType, body, Map.copyOf(more));
   }
 
+  /** The {@code error} code of an error answer ({@link #error}), or {@code -} for any other. */
+  String errorCode() {
+    if (status < 400 || !JSON.equals(contentType)) {
+      return "-";
+    }
+    try {
+      return MAPPER.readTree(body).path("error").asText("-");
+    } catch (java.io.IOException e) {
+      return "-";
+    }
+  }
+
   /** The body as UTF-8 text, for tests and logs. */
   String bodyText() {
     return new String(body, StandardCharsets.UTF_8);

@@ -22,11 +22,13 @@ import org.apache.kafka.common.config.ConfigException;
  *       ({@code GET /} and {@code GET /console/*}, no data in them) and {@code /metrics} (unless
  *       {@code delay.http.auth.metrics}) needs {@code Authorization: Bearer TOKEN}: 401 without a
  *       valid one, 403 for a {@code read} token on a route that changes state;
- *   <li>a request that changes state (any method but GET and HEAD) must say {@code Content-Type:
- *       application/json} (415), and may carry no {@code Origin} but an allowed one (403). A
- *       browser sends a cross-site form or {@code text/plain} POST without asking first, never a
- *       JSON one, and always names the page's origin: so no other site's page can make a visitor's
- *       browser change a schedule, whatever the network lets it reach;
+ *   <li>a request that changes state (any method but GET and HEAD) may carry no {@code Origin} but
+ *       an allowed one (403), and a POST must say {@code Content-Type: application/json}, also
+ *       without a body (415). A browser sends a cross-site form, {@code text/plain} or untyped POST
+ *       without asking first, never a JSON one, and always names the page's origin; a PUT, PATCH or
+ *       DELETE it sends only after a preflight ({@code OPTIONS}), which kdelay never grants. So no
+ *       other site's page can make a visitor's browser change a schedule, whatever the network lets
+ *       it reach, while {@code curl -X DELETE} needs no header it has no use for;
  *   <li>without tokens, a request must be addressed ({@code Host}) to an address, {@code localhost}
  *       or a name of this instance's, so that a page whose DNS name was pointed at the instance
  *       (DNS rebinding) cannot read the API as its own site's (403);
@@ -156,7 +158,7 @@ public final class HttpAccess {
    * @return the answer to send instead of serving the request; empty to serve it
    */
   Optional<ApiResponse> refusal(String method, List<String> segments, Headers headers) {
-    boolean changesState = !method.equals("GET") && !method.equals("HEAD");
+    boolean changesState = changesState(method);
     if (!tokens.configured() && !isHealth(method, segments)) {
       Optional<ApiResponse> misaddressed = hostRefusal(headers.first("Host"));
       if (misaddressed.isPresent()) {
@@ -230,7 +232,7 @@ public final class HttpAccess {
                   + "' may not change state; allowed origins are set with "
                   + ServiceConfig.HTTP_ALLOWED_ORIGINS_CONFIG));
     }
-    if (!isJson(headers.first("Content-Type"))) {
+    if (method.equals("POST") && !isJson(headers.first("Content-Type"))) {
       return Optional.of(
           ApiResponse.error(
               415,
@@ -285,13 +287,34 @@ public final class HttpAccess {
   }
 
   private Optional<Role> role(Headers headers) {
+    return bearer(headers).flatMap(tokens::roleOf);
+  }
+
+  /**
+   * Who a request says it is, for a log line: {@code role=ROLE token=FINGERPRINT} ({@link
+   * AccessTokens#fingerprintOf}), with {@code -} for what it does not say or no tokens are
+   * configured. Never the token.
+   */
+  String caller(Headers headers) {
+    Optional<String> token = tokens.configured() ? bearer(headers) : Optional.empty();
+    String role =
+        token.flatMap(tokens::roleOf).map(r -> r.name().toLowerCase(Locale.ROOT)).orElse("-");
+    return "role=" + role + " token=" + token.map(tokens::fingerprintOf).orElse("-");
+  }
+
+  private static Optional<String> bearer(Headers headers) {
     String authorization = headers.first("Authorization");
     if (authorization == null
         || !authorization.regionMatches(true, 0, "Bearer ", 0, "Bearer ".length())) {
       return Optional.empty();
     }
     String token = authorization.substring("Bearer ".length()).strip();
-    return token.isEmpty() ? Optional.empty() : tokens.roleOf(token);
+    return token.isEmpty() ? Optional.empty() : Optional.of(token);
+  }
+
+  /** Whether a request of this method changes state: every method but GET and HEAD. */
+  static boolean changesState(String method) {
+    return !method.equals("GET") && !method.equals("HEAD");
   }
 
   /** The token this instance sends with the requests it forwards, if tokens are configured. */

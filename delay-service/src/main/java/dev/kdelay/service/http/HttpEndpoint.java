@@ -160,6 +160,7 @@ public final class HttpEndpoint implements AutoCloseable {
   private HttpAccess access = HttpAccess.OPEN;
   private Counter localOverloaded;
   private Counter peerOverloaded;
+  private MeterRegistry registry;
 
   private HttpEndpoint(
       Server server,
@@ -303,6 +304,7 @@ public final class HttpEndpoint implements AutoCloseable {
    */
   public void start(Api api, MeterRegistry registry, HttpAccess access) {
     this.access = access;
+    this.registry = registry;
     localOverloaded = overloadCounter(registry, "local");
     peerOverloaded = overloadCounter(registry, "peer");
     server.setHandler(
@@ -351,6 +353,7 @@ public final class HttpEndpoint implements AutoCloseable {
       Optional<ApiResponse> refusal =
           access.refusal(request.getMethod(), head.segments(), exchange::header);
       if (refusal.isPresent()) {
+        refused(exchange, head, refusal.get());
         exchange.answerUnread(refusal.get());
         return;
       }
@@ -359,7 +362,7 @@ public final class HttpEndpoint implements AutoCloseable {
       return;
     }
     if (api.answersAtOnce(head)) {
-      exchange.answerUnread(handle(api, head));
+      exchange.answerUnread(audited(exchange, head, handle(api, head)));
       return;
     }
     long length = request.getLength();
@@ -426,7 +429,8 @@ public final class HttpEndpoint implements AutoCloseable {
   private void dispatch(Exchange exchange, ApiRequest request, Api api) {
     boolean toPeers = api.asksPeers(request);
     try {
-      (toPeers ? peer : local).execute(() -> exchange.answer(handle(api, request)));
+      (toPeers ? peer : local)
+          .execute(() -> exchange.answer(audited(exchange, request, handle(api, request))));
     } catch (RejectedExecutionException full) {
       Capacity capacity = limits.capacity();
       if (toPeers) {
@@ -437,6 +441,49 @@ public final class HttpEndpoint implements AutoCloseable {
         exchange.answer(overloaded("local", capacity.threads(), capacity.queue()));
       }
     }
+  }
+
+  /**
+   * Counts and logs a request turned away before its body was read (401, 403, 415): who knocked,
+   * from where, and why, so that a token that stopped working or a page that tries its luck shows.
+   */
+  private void refused(Exchange exchange, ApiRequest request, ApiResponse refusal) {
+    String code = refusal.errorCode();
+    Counter.builder("kdelay.http.requests.refused")
+        .description("HTTP requests refused before they were served, by the answer's error code")
+        .tag("code", code)
+        .register(registry)
+        .increment();
+    log.info(
+        "event=http-refused status={} code={} method={} path={} remote={} {}",
+        refusal.status(),
+        code,
+        LogValues.quote(request.method()),
+        LogValues.quote(path(request)),
+        exchange.remote(),
+        access.caller(exchange::header));
+  }
+
+  /**
+   * Logs a request that asked for a change, whatever its answer: the audit trail of who changed
+   * what, from where, and with which token (its fingerprint only).
+   */
+  private ApiResponse audited(Exchange exchange, ApiRequest request, ApiResponse answer) {
+    if (HttpAccess.changesState(request.method())) {
+      log.info(
+          "event=audit method={} path={} status={} code={} remote={} {}",
+          LogValues.quote(request.method()),
+          LogValues.quote(path(request)),
+          answer.status(),
+          answer.errorCode(),
+          exchange.remote(),
+          access.caller(exchange::header));
+    }
+    return answer;
+  }
+
+  private static String path(ApiRequest request) {
+    return "/" + String.join("/", request.segments());
   }
 
   private static ApiResponse handle(Api api, ApiRequest request) {
@@ -491,6 +538,11 @@ public final class HttpEndpoint implements AutoCloseable {
 
     String header(String name) {
       return request.getHeaders().get(name);
+    }
+
+    /** The caller's address and port, as the connection has them (a proxy's, behind one). */
+    String remote() {
+      return Request.getRemoteAddr(request) + ":" + Request.getRemotePort(request);
     }
 
     ApiRequest request(byte[] body) {

@@ -129,6 +129,19 @@ class HttpAccessTest {
   }
 
   @Test
+  void shouldNameTheCallersRoleAndTokenFingerprintButNeverTheToken() {
+    assertThat(HttpAccess.OPEN.caller(headers("Authorization", "Bearer w")))
+        .isEqualTo("role=- token=-");
+    assertThat(withTokens.caller(headers())).isEqualTo("role=- token=-");
+    assertThat(withTokens.caller(headers("Authorization", "Bearer nope")))
+        .isEqualTo("role=- token=unlisted");
+    assertThat(withTokens.caller(headers("Authorization", "Bearer w")))
+        .matches("role=write token=sha256:[0-9a-f]{8}");
+    assertThat(withTokens.caller(headers("Authorization", "Bearer r")))
+        .startsWith("role=read token=sha256:");
+  }
+
+  @Test
   void shouldAnswer415WhenAChangeIsNotJsonEvenWithoutABody() {
     for (HttpAccess access : List.of(HttpAccess.OPEN, withTokens)) {
       Headers plain = headers("Authorization", "Bearer w", "Content-Type", "text/plain");
@@ -139,6 +152,20 @@ class HttpAccessTest {
     }
     Headers json = headers("Content-Type", "Application/JSON; charset=utf-8");
     assertThat(HttpAccess.OPEN.refusal("POST", PAUSE, json)).isEmpty();
+  }
+
+  @Test
+  void shouldTakeADeleteWithoutAContentTypeSinceNoBrowserSendsOneCrossSiteUnasked() {
+    List<String> schedule = List.of("schedules", "a");
+    for (HttpAccess access : List.of(HttpAccess.OPEN, withTokens)) {
+      Headers plainCurl = headers("Authorization", "Bearer w", "Host", "localhost:8080");
+      Headers fromElsewhere =
+          headers("Authorization", "Bearer w", "Host", "localhost:8080", "Origin", "https://evil");
+
+      assertThat(access.refusal("DELETE", schedule, plainCurl)).isEmpty();
+      assertThat(access.refusal("DELETE", schedule, fromElsewhere).orElseThrow().status())
+          .isEqualTo(403);
+    }
   }
 
   @Test

@@ -401,6 +401,89 @@ class HttpEndpointTest {
   }
 
   @Test
+  void shouldCountAndLogRefusedRequestsAndAuditEveryChangeWithoutPrintingAToken() throws Exception {
+    // given: an endpoint with a read and a write token, its log lines captured
+    String readToken = "read-token-of-the-audit-test";
+    String writeToken = "write-token-of-the-audit-test";
+    HttpAccess access =
+        new HttpAccess(
+            AccessTokens.parse(List.of("read " + readToken, "write " + writeToken), "tokens"),
+            false,
+            java.util.Set.of());
+    HttpEndpoint endpoint = HttpEndpoint.bind(0, 1024, HttpEndpoint.Capacity.DEFAULT);
+    closeables.add(endpoint);
+    endpoint.start(new Holding(), registry, access);
+    String url = "http://127.0.0.1:" + endpoint.port() + "/schedules/order-42";
+    List<String> lines = new java.util.concurrent.CopyOnWriteArrayList<>();
+    org.apache.logging.log4j.core.Logger logger =
+        (org.apache.logging.log4j.core.Logger)
+            org.apache.logging.log4j.LogManager.getLogger(HttpEndpoint.class);
+    org.apache.logging.log4j.core.Appender capture =
+        new org.apache.logging.log4j.core.appender.AbstractAppender(
+            "audit-capture", null, null, true, null) {
+          @Override
+          public void append(org.apache.logging.log4j.core.LogEvent event) {
+            lines.add(event.getMessage().getFormattedMessage());
+          }
+        };
+    capture.start();
+    logger.addAppender(capture);
+    try {
+      // when: a DELETE without a token, one with the read token, one with the write token
+      int unauthorized = delete(url, null).statusCode();
+      int forbidden = delete(url, readToken).statusCode();
+      int served = delete(url, writeToken).statusCode();
+
+      // then
+      assertThat(List.of(unauthorized, forbidden, served)).containsExactly(401, 403, 200);
+      assertThat(refused("UNAUTHORIZED")).isEqualTo(1);
+      assertThat(refused("FORBIDDEN")).isEqualTo(1);
+      String fingerprint =
+          "sha256:"
+              + java.util.HexFormat.of()
+                  .formatHex(
+                      java.security.MessageDigest.getInstance("SHA-256")
+                          .digest(writeToken.getBytes(StandardCharsets.UTF_8)),
+                      0,
+                      4);
+      assertThat(lines)
+          .filteredOn(line -> line.startsWith("event=http-refused"))
+          .hasSize(2)
+          .anySatisfy(
+              line ->
+                  assertThat(line)
+                      .contains(
+                          "status=401 code=UNAUTHORIZED method=DELETE path=/schedules/order-42")
+                      .contains("remote=127.0.0.1:")
+                      .contains("role=- token=-"))
+          .anySatisfy(
+              line -> assertThat(line).contains("status=403 code=FORBIDDEN", "role=read token="));
+      assertThat(lines)
+          .filteredOn(line -> line.startsWith("event=audit"))
+          .singleElement()
+          .asString()
+          .contains("method=DELETE path=/schedules/order-42 status=200 code=-")
+          .contains("remote=127.0.0.1:")
+          .contains("role=write token=" + fingerprint);
+      assertThat(String.join("\n", lines)).doesNotContain(readToken, writeToken);
+    } finally {
+      logger.removeAppender(capture);
+    }
+  }
+
+  private HttpResponse<String> delete(String url, String token) throws Exception {
+    HttpRequest.Builder request = HttpRequest.newBuilder(URI.create(url)).DELETE();
+    if (token != null) {
+      request.header("Authorization", "Bearer " + token);
+    }
+    return client.send(request.build(), HttpResponse.BodyHandlers.ofString());
+  }
+
+  private double refused(String code) {
+    return registry.get("kdelay.http.requests.refused").tag("code", code).counter().count();
+  }
+
+  @Test
   void shouldKeepAnEncodedSlashInsideOneSegment() throws Exception {
     // given: an API that echoes the segments it was given
     HttpEndpoint.Api echo =

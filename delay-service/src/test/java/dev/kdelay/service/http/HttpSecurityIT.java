@@ -242,8 +242,11 @@ class HttpSecurityIT {
     String bodiless = "bodiless-" + UUID.randomUUID();
     String foreign = "foreign-" + UUID.randomUUID();
     String marker = "marker-" + UUID.randomUUID();
+    String curlDelete = "curl-delete-" + UUID.randomUUID();
+    String foreignDelete = "foreign-delete-" + UUID.randomUUID();
 
-    // when: a text/plain POST, a body-less POST without a type, a JSON POST from another origin
+    // when: a text/plain POST, a body-less POST without a type, a JSON POST from another origin;
+    // a DELETE without a type, as curl sends it, and one from another origin
     HttpResponse<String> textPlain =
         http.send(
             request(url + "/schedules", Caller.WRITER)
@@ -265,6 +268,17 @@ class HttpSecurityIT {
                 .POST(HttpRequest.BodyPublishers.ofString(schedule(foreign)))
                 .build(),
             HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> plainDelete =
+        http.send(
+            request(url + "/schedules/" + curlDelete, Caller.WRITER).DELETE().build(),
+            HttpResponse.BodyHandlers.ofString());
+    HttpResponse<String> deleteFromElsewhere =
+        http.send(
+            request(url + "/schedules/" + foreignDelete, Caller.WRITER)
+                .header("Origin", "https://evil.example")
+                .DELETE()
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
     HttpResponse<String> fromConsole =
         http.send(
             request(url + "/schedules", Caller.WRITER)
@@ -278,10 +292,14 @@ class HttpSecurityIT {
     assertThat(textPlain.statusCode()).as(textPlain.body()).isEqualTo(415);
     assertThat(noType.statusCode()).as(noType.body()).isEqualTo(415);
     assertThat(fromElsewhere.statusCode()).as(fromElsewhere.body()).isEqualTo(403);
+    assertThat(plainDelete.statusCode()).as(plainDelete.body()).isEqualTo(202);
+    assertThat(deleteFromElsewhere.statusCode()).as(deleteFromElsewhere.body()).isEqualTo(403);
     assertThat(fromConsole.statusCode()).as(fromConsole.body()).isEqualTo(202);
-    // Everything up to the allowed request written last has been read: none of the others is.
+    // Everything up to the allowed request written last has been read: of the others, only the
+    // plain DELETE's cancel is there.
     Set<String> written = requestKeysUpTo(marker);
-    assertThat(written).doesNotContain(plain, bodiless, foreign);
+    assertThat(written).doesNotContain(plain, bodiless, foreign, foreignDelete);
+    assertThat(written).contains(curlDelete);
   }
 
   @Test
