@@ -19,8 +19,8 @@ import org.apache.kafka.common.config.ConfigException;
  * <pre>
  * # ROLE TOKEN, one per line; the token as is, or sha256:&lt;hex&gt; of it
  * read  sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
- * write s3cret-write-token
- * peer  s3cret-peer-token
+ * write 6f1c9e2ad3f04b1e8a7c5d2b9e0f1a3c
+ * peer  0b7d44f1c2e9a6b3d8f05c1e7a2b4d69
  * </pre>
  *
  * <p>Only SHA-256 digests are kept in memory, and a presented token is compared with every digest
@@ -45,6 +45,12 @@ final class AccessTokens {
   }
 
   private static final String SHA256_PREFIX = "sha256:";
+
+  /**
+   * The fewest characters a token in plain text may have: a guessable token is no lock. (A token
+   * given as its digest cannot be measured; the docs ask for the same.)
+   */
+  static final int MIN_TOKEN_CHARS = 24;
 
   private record Entry(Role role, byte[] digest) {}
 
@@ -104,6 +110,16 @@ final class AccessTokens {
       }
       String token = fields[1];
       boolean hashed = token.regionMatches(true, 0, SHA256_PREFIX, 0, SHA256_PREFIX.length());
+      if (!hashed && token.length() < MIN_TOKEN_CHARS) {
+        throw new ConfigException(
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            source,
+            "line "
+                + (i + 1)
+                + " has a token of fewer than "
+                + MIN_TOKEN_CHARS
+                + " characters; use a long random one, such as the output of openssl rand -hex 32");
+      }
       entries.add(new Entry(role.get(), hashed ? hex(token, source, i + 1) : sha256(token)));
       if (!hashed && role.get() == Role.PEER && peer == null) {
         peer = token;

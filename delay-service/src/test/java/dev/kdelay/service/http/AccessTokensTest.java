@@ -22,27 +22,39 @@ class AccessTokensTest {
             List.of(
                 "# operators",
                 "",
-                "read " + sha256("reader-token"),
-                "  write   writer-token  ",
-                "peer peer-token"),
+                "read " + sha256("reader-token-long-enough-for-24"),
+                "  write   writer-token-long-enough-for-24  ",
+                "peer peer-token-long-enough-for-24"),
             "tokens");
 
     assertThat(tokens.configured()).isTrue();
-    assertThat(tokens.roleOf("reader-token")).contains(Role.READ);
-    assertThat(tokens.roleOf("writer-token")).contains(Role.WRITE);
-    assertThat(tokens.roleOf("peer-token")).contains(Role.PEER);
-    assertThat(tokens.roleOf("reader-token ")).isEmpty();
+    assertThat(tokens.roleOf("reader-token-long-enough-for-24")).contains(Role.READ);
+    assertThat(tokens.roleOf("writer-token-long-enough-for-24")).contains(Role.WRITE);
+    assertThat(tokens.roleOf("peer-token-long-enough-for-24")).contains(Role.PEER);
+    assertThat(tokens.roleOf("reader-token-long-enough-for-24 ")).isEmpty();
     assertThat(tokens.roleOf("unknown")).isEmpty();
   }
 
   @Test
   void shouldSendThePeerTokenToPeersWhenThereIsOneElseTheFirstPlainWriteToken() {
-    assertThat(AccessTokens.parse(List.of("write w1", "peer p", "write w2"), "f").peerToken())
-        .contains("p");
     assertThat(
-            AccessTokens.parse(List.of("write " + sha256("w0"), "write w1", "write w2"), "f")
+            AccessTokens.parse(
+                    List.of(
+                        "write w1-token-long-enough-for-24",
+                        "peer p-token-long-enough-for-24",
+                        "write w2-token-long-enough-for-24"),
+                    "f")
                 .peerToken())
-        .contains("w1");
+        .contains("p-token-long-enough-for-24");
+    assertThat(
+            AccessTokens.parse(
+                    List.of(
+                        "write " + sha256("w0"),
+                        "write w1-token-long-enough-for-24",
+                        "write w2-token-long-enough-for-24"),
+                    "f")
+                .peerToken())
+        .contains("w1-token-long-enough-for-24");
   }
 
   @Test
@@ -55,13 +67,32 @@ class AccessTokensTest {
 
   @Test
   void shouldNameTheLineButNeverTheTokenWhenALineIsMalformed() {
-    assertThatThrownBy(() -> AccessTokens.parse(List.of("write ok", "admin s3cret-value"), "f"))
+    assertThatThrownBy(
+            () ->
+                AccessTokens.parse(
+                    List.of("write ok-token-long-enough-for-24", "admin s3cret-value"), "f"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("line 2")
         .hasMessageNotContaining("s3cret-value");
-    assertThatThrownBy(() -> AccessTokens.parse(List.of("write ok", "read sha256:abc"), "f"))
+    assertThatThrownBy(
+            () ->
+                AccessTokens.parse(
+                    List.of("write ok-token-long-enough-for-24", "read sha256:abc"), "f"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("64 hex digits");
+  }
+
+  @Test
+  void shouldRefuseAPlainTokenShorterThanTheMinimumWithoutShowingIt() {
+    assertThatThrownBy(
+            () ->
+                AccessTokens.parse(
+                    List.of("write w1-token-long-enough-for-24", "read short-token-23-chars"), "f"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("line 2")
+        .hasMessageContaining("fewer than 24 characters")
+        .hasMessageNotContaining("short-token");
+    assertThat(AccessTokens.parse(List.of("write " + "x".repeat(24)), "f").configured()).isTrue();
   }
 
   @Test
@@ -73,7 +104,7 @@ class AccessTokensTest {
 
   @Test
   void shouldNeverShowTokensWhenPrinted() {
-    assertThat(AccessTokens.parse(List.of("write s3cret"), "f").toString())
+    assertThat(AccessTokens.parse(List.of("write s3cret-token-long-enough-for-24"), "f").toString())
         .doesNotContain("s3cret");
   }
 }

@@ -26,9 +26,13 @@ class HttpAccessTest {
   private static final List<String> SCHEDULES = List.of("schedules");
   private static final List<String> PAUSE = List.of("schedules", "a", "pause");
 
+  private static final String R = "read-token-for-the-access-test";
+  private static final String W = "write-token-for-the-access-test";
+  private static final String P = "peer-token-for-the-access-test";
+
   private final HttpAccess withTokens =
       new HttpAccess(
-          AccessTokens.parse(List.of("read r", "write w"), "tokens"),
+          AccessTokens.parse(List.of("read " + R, "write " + W), "tokens"),
           false,
           Set.of("https://console.example"));
 
@@ -54,7 +58,7 @@ class HttpAccessTest {
   @Test
   void shouldStartBeyondLoopbackWhenAuthIsExplicitlyNotRequiredOrTokensAreSet(@TempDir Path dir)
       throws Exception {
-    Path tokens = Files.writeString(dir.resolve("tokens"), "write w\n");
+    Path tokens = Files.writeString(dir.resolve("tokens"), "write " + W + "\n");
     ServiceConfig open =
         config(
             Map.of(
@@ -71,7 +75,7 @@ class HttpAccessTest {
                 tokens.toString()));
 
     assertThat(HttpAccess.from(open, InetAddress.getByName("0.0.0.0")).peerToken()).isEmpty();
-    assertThat(HttpAccess.from(closed, InetAddress.getByName("0.0.0.0")).peerToken()).contains("w");
+    assertThat(HttpAccess.from(closed, InetAddress.getByName("0.0.0.0")).peerToken()).contains(W);
   }
 
   @Test
@@ -86,7 +90,7 @@ class HttpAccessTest {
 
   @Test
   void shouldAnswer403WhenAReadTokenChangesState() {
-    Headers read = headers("Authorization", "Bearer r", "Content-Type", "application/json");
+    Headers read = headers("Authorization", "Bearer " + R, "Content-Type", "application/json");
 
     assertThat(withTokens.refusal("GET", SCHEDULES, read)).isEmpty();
     assertThat(withTokens.refusal("POST", SCHEDULES, read).orElseThrow().status()).isEqualTo(403);
@@ -97,7 +101,7 @@ class HttpAccessTest {
   @Test
   void shouldLeaveHealthAndMetricsOpenWhenTokensAreSetUnlessMetricsAreClosed() {
     HttpAccess metricsClosed =
-        new HttpAccess(AccessTokens.parse(List.of("write w"), "t"), true, Set.of());
+        new HttpAccess(AccessTokens.parse(List.of("write " + W), "t"), true, Set.of());
 
     assertThat(withTokens.refusal("GET", List.of("health", "live"), headers())).isEmpty();
     assertThat(withTokens.refusal("GET", List.of("metrics"), headers())).isEmpty();
@@ -124,28 +128,29 @@ class HttpAccessTest {
           .as("%s", data)
           .hasValueSatisfying(refused -> assertThat(refused.status()).isEqualTo(401));
     }
-    assertThat(withTokens.refusal("GET", List.of("overview"), headers("Authorization", "Bearer r")))
+    assertThat(
+            withTokens.refusal("GET", List.of("overview"), headers("Authorization", "Bearer " + R)))
         .isEmpty();
   }
 
   @Test
   void shouldNameTheCallersRoleAndTokenFingerprintButNeverTheToken() {
-    assertThat(HttpAccess.OPEN.caller(headers("Authorization", "Bearer w")))
+    assertThat(HttpAccess.OPEN.caller(headers("Authorization", "Bearer " + W)))
         .isEqualTo("role=- token=-");
     assertThat(withTokens.caller(headers())).isEqualTo("role=- token=-");
     assertThat(withTokens.caller(headers("Authorization", "Bearer nope")))
         .isEqualTo("role=- token=unlisted");
-    assertThat(withTokens.caller(headers("Authorization", "Bearer w")))
+    assertThat(withTokens.caller(headers("Authorization", "Bearer " + W)))
         .matches("role=write token=sha256:[0-9a-f]{8}");
-    assertThat(withTokens.caller(headers("Authorization", "Bearer r")))
+    assertThat(withTokens.caller(headers("Authorization", "Bearer " + R)))
         .startsWith("role=read token=sha256:");
   }
 
   @Test
   void shouldAnswer415WhenAChangeIsNotJsonEvenWithoutABody() {
     for (HttpAccess access : List.of(HttpAccess.OPEN, withTokens)) {
-      Headers plain = headers("Authorization", "Bearer w", "Content-Type", "text/plain");
-      Headers none = headers("Authorization", "Bearer w");
+      Headers plain = headers("Authorization", "Bearer " + W, "Content-Type", "text/plain");
+      Headers none = headers("Authorization", "Bearer " + W);
 
       assertThat(access.refusal("POST", SCHEDULES, plain).orElseThrow().status()).isEqualTo(415);
       assertThat(access.refusal("POST", PAUSE, none).orElseThrow().status()).isEqualTo(415);
@@ -158,9 +163,10 @@ class HttpAccessTest {
   void shouldTakeADeleteWithoutAContentTypeSinceNoBrowserSendsOneCrossSiteUnasked() {
     List<String> schedule = List.of("schedules", "a");
     for (HttpAccess access : List.of(HttpAccess.OPEN, withTokens)) {
-      Headers plainCurl = headers("Authorization", "Bearer w", "Host", "localhost:8080");
+      Headers plainCurl = headers("Authorization", "Bearer " + W, "Host", "localhost:8080");
       Headers fromElsewhere =
-          headers("Authorization", "Bearer w", "Host", "localhost:8080", "Origin", "https://evil");
+          headers(
+              "Authorization", "Bearer " + W, "Host", "localhost:8080", "Origin", "https://evil");
 
       assertThat(access.refusal("DELETE", schedule, plainCurl)).isEmpty();
       assertThat(access.refusal("DELETE", schedule, fromElsewhere).orElseThrow().status())
@@ -173,7 +179,7 @@ class HttpAccessTest {
     Headers evil =
         headers(
             "Authorization",
-            "Bearer w",
+            "Bearer " + W,
             "Content-Type",
             "application/json",
             "Origin",
@@ -181,7 +187,7 @@ class HttpAccessTest {
     Headers console =
         headers(
             "Authorization",
-            "Bearer w",
+            "Bearer " + W,
             "Content-Type",
             "application/json",
             "Origin",
@@ -220,7 +226,9 @@ class HttpAccessTest {
     // and: with tokens a foreign page has no token to send, so the name does not matter
     assertThat(
             withTokens.refusal(
-                "GET", SCHEDULES, headers("Host", "kdelay.example", "Authorization", "Bearer r")))
+                "GET",
+                SCHEDULES,
+                headers("Host", "kdelay.example", "Authorization", "Bearer " + R)))
         .isEmpty();
   }
 
@@ -245,7 +253,7 @@ class HttpAccessTest {
   @Test
   void shouldIgnoreTheForwardedMarkerWhenTheCallerHasNoValidToken() {
     Headers anonymous = headers(ApiRequest.FORWARDED_HEADER, "true");
-    Headers peer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer w");
+    Headers peer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + W);
 
     assertThat(withTokens.forwarded(anonymous)).isFalse();
     assertThat(withTokens.forwarded(peer)).isTrue();
@@ -257,10 +265,14 @@ class HttpAccessTest {
   void shouldBelieveTheForwardedMarkerOnlyFromTheRoleInstancesForwardWith() {
     HttpAccess withPeer =
         new HttpAccess(
-            AccessTokens.parse(List.of("read r", "write w", "peer p"), "tokens"), false, Set.of());
-    Headers fromReader = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer r");
-    Headers fromWriter = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer w");
-    Headers fromPeer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer p");
+            AccessTokens.parse(List.of("read " + R, "write " + W, "peer " + P), "tokens"),
+            false,
+            Set.of());
+    Headers fromReader =
+        headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + R);
+    Headers fromWriter =
+        headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + W);
+    Headers fromPeer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + P);
 
     // without a peer token, instances forward with the first write token
     assertThat(withTokens.forwarded(fromReader)).isFalse();
