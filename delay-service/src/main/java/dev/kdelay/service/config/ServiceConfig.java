@@ -52,9 +52,10 @@ public final class ServiceConfig extends AbstractConfig {
   public static final String HTTP_AUTH_TOKENS_FILE_CONFIG = "delay.http.auth.tokens.file";
   private static final String HTTP_AUTH_TOKENS_FILE_DOC =
       "File of bearer tokens the HTTP API accepts, one 'ROLE TOKEN' per line: role read (GET"
-          + " routes), write (every route) or peer (what instances send each other); the token"
-          + " as is or as sha256:<hex> of it. Lines starting with # and blank lines are skipped."
-          + " Empty: no tokens, every caller is served.";
+          + " routes), write (every route) or peer (GET routes, what instances forward reads"
+          + " with; at least one, in plain text); the token as is (at least 24 characters) or as"
+          + " sha256:<hex> of it. Lines starting with # and blank lines are skipped. Empty: no"
+          + " tokens, every caller is served.";
 
   public static final String HTTP_AUTH_METRICS_CONFIG = "delay.http.auth.metrics";
   private static final String HTTP_AUTH_METRICS_DOC =
@@ -140,8 +141,9 @@ public final class ServiceConfig extends AbstractConfig {
   public static final String HTTP_TLS_TRUSTSTORE_FILE_CONFIG = "delay.http.tls.truststore.file";
   private static final String HTTP_TLS_TRUSTSTORE_FILE_DOC =
       "PKCS12 file of the certificates an instance trusts when it calls another over HTTPS."
-          + " Empty: the certificates of its own keystore, so that instances sharing a keystore,"
-          + " or a certificate authority in their chains, trust each other.";
+          + " Empty: its own certificate only, pinned, so that instances sharing a keystore trust"
+          + " each other and nobody else, not even other certificates of the authority that signed"
+          + " theirs. Instances with certificates of their own need a truststore.";
 
   public static final String HTTP_TLS_TRUSTSTORE_PASSWORD_CONFIG =
       "delay.http.tls.truststore.password";

@@ -25,8 +25,9 @@ import org.apache.kafka.common.config.ConfigException;
  *
  * <p>Only SHA-256 digests are kept in memory, and a presented token is compared with every digest
  * in constant time ({@link MessageDigest#isEqual}), so that neither the answer's timing nor a heap
- * dump gives a token away. A token in plain text is kept too only for a {@code peer} or the first
- * {@code write} line: the instance sends it when it forwards a request to another instance.
+ * dump gives a token away. The first {@code peer} token, which must be in plain text, is kept too:
+ * the instance sends it when it forwards a read to another instance. A {@code write} token is never
+ * sent anywhere.
  */
 final class AccessTokens {
 
@@ -36,11 +37,15 @@ final class AccessTokens {
     READ,
     /** Every route. */
     WRITE,
-    /** Every route; what instances send each other when they forward a request. */
+    /**
+     * GET routes, and the forwarded marker: what instances send each other when they forward a
+     * read. It changes nothing, so a host that receives it (one that joined the group and
+     * advertised itself, say) cannot change anything with it either.
+     */
     PEER;
 
     boolean mayWrite() {
-      return this != READ;
+      return this == WRITE;
     }
   }
 
@@ -55,18 +60,14 @@ final class AccessTokens {
   private record Entry(Role role, byte[] digest) {}
 
   /** No tokens: nothing is checked. */
-  static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty(), false);
+  static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty());
 
   private final List<Entry> entries;
   private final Optional<String> peerToken;
 
-  /** Whether {@link #peerToken} is a peer token; else it is the first write token. */
-  private final boolean peerIsPlainPeer;
-
-  private AccessTokens(List<Entry> entries, Optional<String> peerToken, boolean peerIsPlainPeer) {
+  private AccessTokens(List<Entry> entries, Optional<String> peerToken) {
     this.entries = entries;
     this.peerToken = peerToken;
-    this.peerIsPlainPeer = peerIsPlainPeer;
   }
 
   /**
@@ -93,7 +94,6 @@ final class AccessTokens {
   static AccessTokens parse(List<String> lines, String source) {
     List<Entry> entries = new ArrayList<>();
     String peer = null;
-    String firstWrite = null;
     for (int i = 0; i < lines.size(); i++) {
       String line = lines.get(i).strip();
       if (line.isEmpty() || line.startsWith("#")) {
@@ -120,28 +120,35 @@ final class AccessTokens {
                 + MIN_TOKEN_CHARS
                 + " characters; use a long random one, such as the output of openssl rand -hex 32");
       }
-      entries.add(new Entry(role.get(), hashed ? hex(token, source, i + 1) : sha256(token)));
+      byte[] digest = hashed ? hex(token, source, i + 1) : sha256(token);
+      for (Entry earlier : entries) {
+        if (earlier.role() != role.get() && MessageDigest.isEqual(earlier.digest(), digest)) {
+          // One token, two roles: which one a caller has would depend on the order of the lines.
+          throw new ConfigException(
+              ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+              source,
+              "line " + (i + 1) + " gives a token listed before another role; give each its own");
+        }
+      }
+      entries.add(new Entry(role.get(), digest));
       if (!hashed && role.get() == Role.PEER && peer == null) {
         peer = token;
-      }
-      if (!hashed && role.get() == Role.WRITE && firstWrite == null) {
-        firstWrite = token;
       }
     }
     if (entries.isEmpty()) {
       throw new ConfigException(
           ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG, source, "holds no token");
     }
-    if (peer == null && firstWrite == null) {
-      // Instances forward reads to each other, and must present a token that passes.
+    if (peer == null) {
+      // Instances forward reads to each other, and must present a token that passes: one that can
+      // only read, since the host it goes to is whichever the group's metadata names.
       throw new ConfigException(
           ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
           source,
-          "needs a peer or write token in plain text (not sha256:), which the instance sends"
-              + " when it forwards a request to another instance");
+          "needs a peer token in plain text (not sha256:), which the instance sends when it"
+              + " forwards a read to another instance; add a line 'peer' and a long random token");
     }
-    return new AccessTokens(
-        List.copyOf(entries), Optional.of(peer != null ? peer : firstWrite), peer != null);
+    return new AccessTokens(List.copyOf(entries), Optional.of(peer));
   }
 
   private static Optional<Role> role(String name) {
@@ -215,17 +222,14 @@ final class AccessTokens {
     return listed ? SHA256_PREFIX + HexFormat.of().formatHex(digest, 0, 4) : "unlisted";
   }
 
-  /** The token this instance sends when it forwards a request: the peer or first write token. */
+  /** The token this instance sends when it forwards a read: the first peer token. */
   Optional<String> peerToken() {
     return peerToken;
   }
 
-  /**
-   * Whether a token of this role is one instances forward with: {@code peer}, or {@code write} in a
-   * file without a plain peer token, as {@link #peerToken} chooses (instances share the file).
-   */
+  /** Whether a token of this role is one instances forward with: {@code peer}. */
   boolean forwardsWith(Role role) {
-    return role == Role.PEER || (role == Role.WRITE && !peerIsPlainPeer);
+    return role == Role.PEER;
   }
 
   @Override

@@ -567,6 +567,8 @@ public final class HttpEndpoint implements AutoCloseable {
     void answer(ApiResponse answer) {
       response.setStatus(answer.status());
       response.getHeaders().put(HttpHeader.CONTENT_TYPE, answer.contentType());
+      // Served as the type it says, whoever wrote the bytes (a peer, for a forwarded read).
+      response.getHeaders().put("X-Content-Type-Options", "nosniff");
       answer.headers().forEach((name, value) -> response.getHeaders().put(name, value));
       response.write(true, ByteBuffer.wrap(answer.body()), callback);
     }

@@ -8,7 +8,6 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.security.GeneralSecurityException;
 import java.security.KeyStore;
-import java.security.cert.Certificate;
 import java.util.Collections;
 import java.util.Optional;
 import javax.net.ssl.KeyManagerFactory;
@@ -21,10 +20,11 @@ import org.apache.kafka.common.config.ConfigException;
  * keystore with the instance's private key and certificate chain, and what peers are trusted with.
  *
  * <p>Instances of one deployment call each other over HTTPS when they serve it, and check each
- * other's certificate: against the truststore if one is configured, else against the certificates
- * of the instance's own keystore. So instances that share one keystore, or whose keystores carry a
- * chain up to one certificate authority, trust each other with nothing more to configure, and trust
- * nobody else.
+ * other's certificate: against the truststore if one is configured, else against the instance's own
+ * certificate alone, pinned. So instances that share one keystore trust each other with nothing
+ * more to configure, and trust nobody else: not even another certificate of the authority that
+ * signed theirs, which may be a public one that signs for anybody. Instances with certificates of
+ * their own need a truststore (their authority, or their certificates).
  *
  * <p>Every error names the setting and the file, never a password.
  */
@@ -136,7 +136,10 @@ public final class HttpsKeys {
     }
   }
 
-  /** A store of trusted certificates: every certificate of every chain in {@code keys}. */
+  /**
+   * A store of trusted certificates: the certificate of each private key in {@code keys}, without
+   * its issuers, and none of the keystore's other entries.
+   */
   private static KeyStore certificatesOf(KeyStore keys) throws GeneralSecurityException {
     KeyStore trusted = KeyStore.getInstance("PKCS12");
     try {
@@ -146,13 +149,8 @@ public final class HttpsKeys {
     }
     int index = 0;
     for (String alias : Collections.list(keys.aliases())) {
-      Certificate[] chain = keys.getCertificateChain(alias);
-      if (chain != null) {
-        for (Certificate certificate : chain) {
-          trusted.setCertificateEntry("trusted-" + index++, certificate);
-        }
-      } else if (keys.getCertificate(alias) != null) {
-        trusted.setCertificateEntry("trusted-" + index++, keys.getCertificate(alias));
+      if (isKey(keys, alias) && keys.getCertificate(alias) != null) {
+        trusted.setCertificateEntry("pinned-" + index++, keys.getCertificate(alias));
       }
     }
     return trusted;

@@ -1,6 +1,7 @@
 package dev.kdelay.service.http;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -29,6 +30,12 @@ import org.apache.kafka.streams.state.HostInfo;
  * own selector thread ends once the client is unreachable.)
  */
 public final class Peers implements AutoCloseable {
+
+  /**
+   * The largest answer taken from a peer: far above any the API serves (a page of at most 1,000
+   * tasks, or one task with its whole payload), far below what could fill the heap.
+   */
+  static final int MAX_ANSWER_BYTES = 16 * 1024 * 1024;
 
   private final ExecutorService executor;
   private final HttpClient client;
@@ -83,16 +90,34 @@ public final class Peers implements AutoCloseable {
     token.ifPresent(value -> builder.header("Authorization", "Bearer " + value));
     HttpRequest request = builder.GET().build();
     try {
-      HttpResponse<byte[]> response = client.send(request, HttpResponse.BodyHandlers.ofByteArray());
-      String type = response.headers().firstValue("Content-Type").orElse(ApiResponse.JSON);
-      // A peer's 503 OVERLOADED says when to retry; the caller should hear it too.
+      HttpResponse<InputStream> response =
+          client.send(request, HttpResponse.BodyHandlers.ofInputStream());
+      byte[] body;
+      try (InputStream in = response.body()) {
+        if (!isJson(response.headers().firstValue("Content-Type").orElse(""))) {
+          throw new ApiException(
+              502,
+              "BAD_GATEWAY",
+              "instance " + peer + " answered with a content type kdelay does not serve");
+        }
+        body = in.readNBytes(MAX_ANSWER_BYTES + 1);
+      }
+      if (body.length > MAX_ANSWER_BYTES) {
+        throw new ApiException(
+            502,
+            "BAD_GATEWAY",
+            "instance " + peer + " answered with more than " + MAX_ANSWER_BYTES + " bytes");
+      }
+      // A peer's 503 OVERLOADED says when to retry; the caller should hear it too. Nothing else of
+      // the peer's headers is passed on, and the answer is served as kdelay's own JSON.
       Map<String, String> headers =
           response
               .headers()
               .firstValue("Retry-After")
+              .filter(seconds -> seconds.matches("\\d{1,6}"))
               .map(seconds -> Map.of("Retry-After", seconds))
               .orElse(Map.of());
-      return new ApiResponse(response.statusCode(), type, response.body(), headers);
+      return new ApiResponse(response.statusCode(), ApiResponse.JSON, body, headers);
     } catch (HttpTimeoutException e) {
       throw ApiException.unavailable(
           "instance " + peer + " did not answer within " + timeout.toMillis() + " ms");
@@ -102,6 +127,12 @@ public final class Peers implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw ApiException.unavailable("interrupted while asking instance " + peer);
     }
+  }
+
+  private static boolean isJson(String contentType) {
+    int parameters = contentType.indexOf(';');
+    String type = parameters < 0 ? contentType : contentType.substring(0, parameters);
+    return type.strip().equalsIgnoreCase(ApiResponse.JSON);
   }
 
   /** Stops the client's threads; a call still in flight fails. */

@@ -85,7 +85,8 @@ class ComposeScenarioIT {
     String readToken = token();
     Path tokens = DIR.resolve("http-tokens");
     // Throwaway tokens; kdelay reads the file as uid 10001 inside the container.
-    Files.writeString(tokens, "write " + writeToken + "\nread " + readToken + "\n");
+    Files.writeString(
+        tokens, "write " + writeToken + "\nread " + readToken + "\npeer " + token() + "\n");
     tokens.toFile().setReadable(true, false);
     Compose compose = new Compose(root, tokens);
     HealthTicker ticker = HealthTicker.startIfNeeded();

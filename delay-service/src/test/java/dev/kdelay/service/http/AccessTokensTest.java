@@ -36,33 +36,45 @@ class AccessTokensTest {
   }
 
   @Test
-  void shouldSendThePeerTokenToPeersWhenThereIsOneElseTheFirstPlainWriteToken() {
-    assertThat(
-            AccessTokens.parse(
-                    List.of(
-                        "write w1-token-long-enough-for-24",
-                        "peer p-token-long-enough-for-24",
-                        "write w2-token-long-enough-for-24"),
-                    "f")
-                .peerToken())
-        .contains("p-token-long-enough-for-24");
-    assertThat(
-            AccessTokens.parse(
-                    List.of(
-                        "write " + sha256("w0"),
-                        "write w1-token-long-enough-for-24",
-                        "write w2-token-long-enough-for-24"),
-                    "f")
-                .peerToken())
-        .contains("w1-token-long-enough-for-24");
+  void shouldSendTheFirstPeerTokenToPeersAndNeverAWriteToken() {
+    AccessTokens tokens =
+        AccessTokens.parse(
+            List.of(
+                "write w1-token-long-enough-for-24",
+                "peer p-token-long-enough-for-24",
+                "peer p2-token-long-enough-for-24"),
+            "f");
+
+    assertThat(tokens.peerToken()).contains("p-token-long-enough-for-24");
+    assertThat(tokens.forwardsWith(Role.PEER)).isTrue();
+    assertThat(tokens.forwardsWith(Role.WRITE)).isFalse();
+    assertThat(Role.PEER.mayWrite()).isFalse();
   }
 
   @Test
-  void shouldRefuseAFileWhenNoPlainTokenIsLeftForPeers() {
-    assertThatThrownBy(() -> AccessTokens.parse(List.of("write " + sha256("w")), "f"))
+  void shouldRefuseAFileWithoutAPlainPeerToken() {
+    for (List<String> lines :
+        List.of(
+            List.of("write w1-token-long-enough-for-24", "read r1-token-long-enough-for-24"),
+            List.of("write w1-token-long-enough-for-24", "peer " + sha256("p"))))
+      assertThatThrownBy(() -> AccessTokens.parse(lines, "f"))
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining("delay.http.auth.tokens.file")
+          .hasMessageContaining("needs a peer token in plain text");
+  }
+
+  @Test
+  void shouldRefuseATokenGivenTwoRoles() {
+    assertThatThrownBy(
+            () ->
+                AccessTokens.parse(
+                    List.of(
+                        "peer p-token-long-enough-for-24",
+                        "write " + sha256("p-token-long-enough-for-24")),
+                    "f"))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("delay.http.auth.tokens.file")
-        .hasMessageContaining("peer or write token in plain text");
+        .hasMessageContaining("line 2")
+        .hasMessageNotContaining("p-token");
   }
 
   @Test
@@ -70,7 +82,7 @@ class AccessTokensTest {
     assertThatThrownBy(
             () ->
                 AccessTokens.parse(
-                    List.of("write ok-token-long-enough-for-24", "admin s3cret-value"), "f"))
+                    List.of("peer ok-token-long-enough-for-24", "admin s3cret-value"), "f"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("line 2")
         .hasMessageNotContaining("s3cret-value");
@@ -87,12 +99,12 @@ class AccessTokensTest {
     assertThatThrownBy(
             () ->
                 AccessTokens.parse(
-                    List.of("write w1-token-long-enough-for-24", "read short-token-23-chars"), "f"))
+                    List.of("peer w1-token-long-enough-for-24", "read short-token-23-chars"), "f"))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("line 2")
         .hasMessageContaining("fewer than 24 characters")
         .hasMessageNotContaining("short-token");
-    assertThat(AccessTokens.parse(List.of("write " + "x".repeat(24)), "f").configured()).isTrue();
+    assertThat(AccessTokens.parse(List.of("peer " + "x".repeat(24)), "f").configured()).isTrue();
   }
 
   @Test
@@ -104,7 +116,7 @@ class AccessTokensTest {
 
   @Test
   void shouldNeverShowTokensWhenPrinted() {
-    assertThat(AccessTokens.parse(List.of("write s3cret-token-long-enough-for-24"), "f").toString())
+    assertThat(AccessTokens.parse(List.of("peer s3cret-token-long-enough-for-24"), "f").toString())
         .doesNotContain("s3cret");
   }
 }

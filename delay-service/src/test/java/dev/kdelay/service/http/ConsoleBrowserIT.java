@@ -93,7 +93,9 @@ class ConsoleBrowserIT {
     }
     Path dir = Files.createTempDirectory("kdelay-console-tokens");
     resources.add(() -> HttpProbes.deleteRecursively(dir));
-    Path tokens = Files.writeString(dir.resolve("tokens"), "write " + token + "\n");
+    Path tokens =
+        Files.writeString(
+            dir.resolve("tokens"), "write " + token + "\npeer peer-" + UUID.randomUUID() + "\n");
     Map<String, Object> settings = new HashMap<>();
     settings.put(ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG, tokens.toString());
     settings.put(ServiceConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");

@@ -32,7 +32,7 @@ class HttpAccessTest {
 
   private final HttpAccess withTokens =
       new HttpAccess(
-          AccessTokens.parse(List.of("read " + R, "write " + W), "tokens"),
+          AccessTokens.parse(List.of("read " + R, "write " + W, "peer " + P), "tokens"),
           false,
           Set.of("https://console.example"));
 
@@ -58,7 +58,7 @@ class HttpAccessTest {
   @Test
   void shouldStartBeyondLoopbackWhenAuthIsExplicitlyNotRequiredOrTokensAreSet(@TempDir Path dir)
       throws Exception {
-    Path tokens = Files.writeString(dir.resolve("tokens"), "write " + W + "\n");
+    Path tokens = Files.writeString(dir.resolve("tokens"), "write " + W + "\npeer " + P + "\n");
     ServiceConfig open =
         config(
             Map.of(
@@ -75,7 +75,7 @@ class HttpAccessTest {
                 tokens.toString()));
 
     assertThat(HttpAccess.from(open, InetAddress.getByName("0.0.0.0")).peerToken()).isEmpty();
-    assertThat(HttpAccess.from(closed, InetAddress.getByName("0.0.0.0")).peerToken()).contains(W);
+    assertThat(HttpAccess.from(closed, InetAddress.getByName("0.0.0.0")).peerToken()).contains(P);
   }
 
   @Test
@@ -101,7 +101,7 @@ class HttpAccessTest {
   @Test
   void shouldLeaveHealthAndMetricsOpenWhenTokensAreSetUnlessMetricsAreClosed() {
     HttpAccess metricsClosed =
-        new HttpAccess(AccessTokens.parse(List.of("write " + W), "t"), true, Set.of());
+        new HttpAccess(AccessTokens.parse(List.of("write " + W, "peer " + P), "t"), true, Set.of());
 
     assertThat(withTokens.refusal("GET", List.of("health", "live"), headers())).isEmpty();
     assertThat(withTokens.refusal("GET", List.of("metrics"), headers())).isEmpty();
@@ -253,7 +253,7 @@ class HttpAccessTest {
   @Test
   void shouldIgnoreTheForwardedMarkerWhenTheCallerHasNoValidToken() {
     Headers anonymous = headers(ApiRequest.FORWARDED_HEADER, "true");
-    Headers peer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + W);
+    Headers peer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + P);
 
     assertThat(withTokens.forwarded(anonymous)).isFalse();
     assertThat(withTokens.forwarded(peer)).isTrue();
@@ -262,25 +262,29 @@ class HttpAccessTest {
   }
 
   @Test
-  void shouldBelieveTheForwardedMarkerOnlyFromTheRoleInstancesForwardWith() {
-    HttpAccess withPeer =
-        new HttpAccess(
-            AccessTokens.parse(List.of("read " + R, "write " + W, "peer " + P), "tokens"),
-            false,
-            Set.of());
+  void shouldBelieveTheForwardedMarkerOnlyFromThePeerToken() {
     Headers fromReader =
         headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + R);
     Headers fromWriter =
         headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + W);
     Headers fromPeer = headers(ApiRequest.FORWARDED_HEADER, "true", "Authorization", "Bearer " + P);
 
-    // without a peer token, instances forward with the first write token
     assertThat(withTokens.forwarded(fromReader)).isFalse();
-    assertThat(withTokens.forwarded(fromWriter)).isTrue();
-    // with one, only it marks a request forwarded
-    assertThat(withPeer.forwarded(fromReader)).isFalse();
-    assertThat(withPeer.forwarded(fromWriter)).isFalse();
-    assertThat(withPeer.forwarded(fromPeer)).isTrue();
+    assertThat(withTokens.forwarded(fromWriter)).isFalse();
+    assertThat(withTokens.forwarded(fromPeer)).isTrue();
+    assertThat(withTokens.peerToken()).contains(P);
+  }
+
+  @Test
+  void shouldLetThePeerTokenReadButChangeNothing() {
+    Headers peer = headers("Authorization", "Bearer " + P, "Content-Type", JSON_TYPE);
+
+    assertThat(withTokens.refusal("GET", SCHEDULES, peer)).isEmpty();
+    for (String method : List.of("POST", "DELETE")) {
+      assertThat(withTokens.refusal(method, SCHEDULES, peer).orElseThrow().status())
+          .as(method)
+          .isEqualTo(403);
+    }
   }
 
   /** Headers as Jetty gives them: looked up by name whatever its case, the first value. */

@@ -407,7 +407,9 @@ class HttpEndpointTest {
     String writeToken = "write-token-of-the-audit-test";
     HttpAccess access =
         new HttpAccess(
-            AccessTokens.parse(List.of("read " + readToken, "write " + writeToken), "tokens"),
+            AccessTokens.parse(
+                List.of("read " + readToken, "write " + writeToken, "peer " + "p".repeat(24)),
+                "tokens"),
             false,
             java.util.Set.of());
     HttpEndpoint endpoint = HttpEndpoint.bind(0, 1024, HttpEndpoint.Capacity.DEFAULT);

@@ -209,6 +209,41 @@ class HttpsKeysTest {
   }
 
   @Test
+  void shouldTrustNoOtherCertificateOfItsOwnAuthorityWithoutATruststore() throws Exception {
+    // given: two keystores whose certificates one authority signed (a public one, say), a server
+    // with the other's, and callers with the first: one without a truststore, one trusting the
+    // authority
+    Path authority = TestKeystores.authority(dir, "shared-ca", PASSWORD);
+    Path mine = TestKeystores.signedBy(dir, "mine", authority, PASSWORD);
+    Path theirs = TestKeystores.signedBy(dir, "theirs", authority, PASSWORD);
+    Path trustsAuthority =
+        TestKeystores.truststoreOf(dir, authority, "ca", PASSWORD, "trust-secret");
+    HttpEndpoint endpoint =
+        start(HttpsKeys.read(theirs, PASSWORD, Optional.empty(), ""), new Answering("theirs"));
+    HttpsKeys pinned = HttpsKeys.read(mine, PASSWORD, Optional.empty(), "");
+    HttpsKeys trusting =
+        HttpsKeys.read(mine, PASSWORD, Optional.of(trustsAuthority), "trust-secret");
+    HttpsKeys sameKeystore = HttpsKeys.read(theirs, PASSWORD, Optional.empty(), "");
+
+    // when / then: only its own certificate is trusted without a truststore
+    assertThatThrownBy(
+            () ->
+                client(pinned.clientContext())
+                    .send(
+                        HttpRequest.newBuilder(url(endpoint, "/local")).build(),
+                        HttpResponse.BodyHandlers.ofString()))
+        .isInstanceOf(SSLHandshakeException.class);
+    for (HttpsKeys caller : List.of(trusting, sameKeystore)) {
+      HttpResponse<String> answer =
+          client(caller.clientContext())
+              .send(
+                  HttpRequest.newBuilder(url(endpoint, "/local")).build(),
+                  HttpResponse.BodyHandlers.ofString());
+      assertThat(answer.statusCode()).as(answer.body()).isEqualTo(200);
+    }
+  }
+
+  @Test
   void shouldTrustOnlyTheTruststoreWhenOneIsGiven() throws Exception {
     // given: a server with its own key, and a client whose truststore holds another certificate
     Path other = TestKeystores.keystore(dir, "other", PASSWORD);

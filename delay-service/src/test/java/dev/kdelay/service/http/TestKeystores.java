@@ -46,6 +46,128 @@ final class TestKeystores {
     return file;
   }
 
+  /**
+   * A certificate authority's keystore (entry {@code ca}), as {@link #keystore} makes one but
+   * marked as an authority.
+   */
+  static Path authority(Path dir, String name, String password) throws Exception {
+    Path file = dir.resolve(name + ".p12");
+    keytool(
+        "-genkeypair",
+        "-alias",
+        "ca",
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-dname",
+        "CN=" + name,
+        "-ext",
+        "bc:c",
+        "-validity",
+        "2",
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        file.toString(),
+        "-storepass",
+        password,
+        "-keypass",
+        password);
+    return file;
+  }
+
+  /**
+   * A keystore whose key's certificate, for {@code localhost} and {@code 127.0.0.1}, the authority
+   * signed: its chain is the certificate and the authority's, as an operator imports a CA's reply.
+   */
+  static Path signedBy(Path dir, String name, Path authority, String password) throws Exception {
+    Path file = dir.resolve(name + ".p12");
+    keytool(
+        "-genkeypair",
+        "-alias",
+        name,
+        "-keyalg",
+        "EC",
+        "-groupname",
+        "secp256r1",
+        "-dname",
+        "CN=localhost",
+        "-validity",
+        "2",
+        "-storetype",
+        "PKCS12",
+        "-keystore",
+        file.toString(),
+        "-storepass",
+        password,
+        "-keypass",
+        password);
+    Path request = dir.resolve(name + ".csr");
+    keytool(
+        "-certreq",
+        "-alias",
+        name,
+        "-keystore",
+        file.toString(),
+        "-storepass",
+        password,
+        "-file",
+        request.toString());
+    Path signed = dir.resolve(name + "-signed.cer");
+    keytool(
+        "-gencert",
+        "-alias",
+        "ca",
+        "-keystore",
+        authority.toString(),
+        "-storepass",
+        password,
+        "-infile",
+        request.toString(),
+        "-outfile",
+        signed.toString(),
+        "-ext",
+        "SAN=dns:localhost,ip:127.0.0.1",
+        "-validity",
+        "2",
+        "-rfc");
+    Path caCertificate = dir.resolve(name + "-ca.cer");
+    keytool(
+        "-exportcert",
+        "-alias",
+        "ca",
+        "-keystore",
+        authority.toString(),
+        "-storepass",
+        password,
+        "-file",
+        caCertificate.toString(),
+        "-rfc");
+    keytool(
+        "-importcert",
+        "-noprompt",
+        "-alias",
+        "ca",
+        "-file",
+        caCertificate.toString(),
+        "-keystore",
+        file.toString(),
+        "-storepass",
+        password);
+    keytool(
+        "-importcert",
+        "-alias",
+        name,
+        "-file",
+        signed.toString(),
+        "-keystore",
+        file.toString(),
+        "-storepass",
+        password);
+    return file;
+  }
+
   /** A truststore holding the certificate of {@code keystore}'s entry {@code alias}, and no key. */
   static Path truststoreOf(
       Path dir, Path keystore, String alias, String keystorePassword, String password)
