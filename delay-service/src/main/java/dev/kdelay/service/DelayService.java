@@ -467,7 +467,10 @@ public final class DelayService implements AutoCloseable {
     Health health = new Health(() -> Optional.of(app.state()), restoreProgress, () -> warming);
     peers =
         new Peers(
-            HTTP_CALL_TIMEOUT, httpAccess.peerToken(), httpsKeys.map(HttpsKeys::clientContext));
+            HTTP_CALL_TIMEOUT,
+            httpAccess.peerToken(),
+            httpsKeys.map(HttpsKeys::clientContext),
+            config.httpPeerHosts());
     ScheduleQueries queries = new ScheduleQueries(streams, self, ready.requestsPartitions(), peers);
     TargetTopicCheck targets = new TargetTopicCheck(new TargetPolicy(ready), targetTopics);
     http.start(

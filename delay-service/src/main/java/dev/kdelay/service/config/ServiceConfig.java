@@ -105,6 +105,14 @@ public final class ServiceConfig extends AbstractConfig {
           + " name are refused (403), so that a web page of a site whose name resolves to this"
           + " machine (DNS rebinding) cannot use the API; an address is always accepted.";
 
+  public static final String HTTP_PEER_HOSTS_CONFIG = "delay.http.peer.hosts";
+  private static final String HTTP_PEER_HOSTS_DOC =
+      "The hosts, as instances advertise them (delay.http.advertised.host), that an instance"
+          + " forwards reads to. A read that needs an instance advertised under another host is"
+          + " answered 503 and nothing is sent there, so that a member of the application's group"
+          + " that advertises a host of its own receives neither the request nor the peer token."
+          + " Empty: every instance the group's metadata names.";
+
   public static final String HTTP_READ_TIMEOUT_CONFIG = "delay.http.read.timeout.ms";
   private static final String HTTP_READ_TIMEOUT_DOC =
       "The longest an HTTP client may take to send a request's line and headers, and then its"
@@ -233,6 +241,7 @@ public final class ServiceConfig extends AbstractConfig {
               TOPIC_READY_TIMEOUT_DOC)
           .define(
               HTTP_ALLOWED_HOSTS_CONFIG, Type.LIST, "", Importance.MEDIUM, HTTP_ALLOWED_HOSTS_DOC)
+          .define(HTTP_PEER_HOSTS_CONFIG, Type.LIST, "", Importance.MEDIUM, HTTP_PEER_HOSTS_DOC)
           .define(
               HTTP_READ_TIMEOUT_CONFIG,
               Type.LONG,
@@ -378,6 +387,11 @@ public final class ServiceConfig extends AbstractConfig {
   /** Host names requests may be addressed to when no tokens are configured. */
   public List<String> httpAllowedHosts() {
     return getList(HTTP_ALLOWED_HOSTS_CONFIG);
+  }
+
+  /** The hosts reads are forwarded to; empty for any the group's metadata names. */
+  public List<String> httpPeerHosts() {
+    return getList(HTTP_PEER_HOSTS_CONFIG);
   }
 
   /** How long a client may take to send a request's head, and then its body. */

@@ -8,8 +8,11 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import javax.net.ssl.SSLContext;
@@ -43,9 +46,12 @@ public final class Peers implements AutoCloseable {
   private final Optional<String> token;
   private final String scheme;
 
+  /** The hosts reads may be forwarded to, case-insensitive; empty for any. */
+  private final Set<String> hosts;
+
   /** Peers asked over plain HTTP without a token: the instances check none. */
   Peers(Duration timeout) {
-    this(timeout, Optional.empty(), Optional.empty());
+    this(timeout, Optional.empty(), Optional.empty(), List.of());
   }
 
   /**
@@ -55,10 +61,14 @@ public final class Peers implements AutoCloseable {
    * @param token the token sent as {@code Authorization: Bearer}; empty to send none
    * @param tls what to check a peer's certificate with, when the instances serve HTTPS ({@link
    *     HttpsKeys#clientContext}); empty for plain HTTP
+   * @param hosts the hosts reads may be forwarded to ({@code delay.http.peer.hosts}); empty for any
    */
-  public Peers(Duration timeout, Optional<String> token, Optional<SSLContext> tls) {
+  public Peers(
+      Duration timeout, Optional<String> token, Optional<SSLContext> tls, List<String> hosts) {
     this.timeout = timeout;
     this.token = token;
+    this.hosts = new TreeSet<>(String.CASE_INSENSITIVE_ORDER);
+    this.hosts.addAll(hosts);
     this.scheme = tls.isPresent() ? "https" : "http";
     // Cached, like the client's default: its tasks are short steps of the exchanges in flight,
     // whose number the HTTP endpoint's peer lane bounds.
@@ -80,9 +90,17 @@ public final class Peers implements AutoCloseable {
    * @param peer the instance
    * @param pathAndQuery the raw path and query, already percent-encoded
    * @return the peer's answer, whatever its status
-   * @throws ApiException 503 if the peer cannot be reached or does not answer in time
+   * @throws ApiException 503 if the peer cannot be reached, does not answer in time, or is not
+   *     among the hosts reads may be forwarded to; 502 if its answer is not JSON or too large
    */
   ApiResponse get(HostInfo peer, String pathAndQuery) {
+    if (!hosts.isEmpty() && !hosts.contains(peer.host())) {
+      // Nothing is sent: neither the caller's request nor the peer token.
+      throw ApiException.unavailable(
+          "instance "
+              + peer
+              + " advertises a host not in delay.http.peer.hosts; reads are not forwarded there");
+    }
     URI uri = URI.create(scheme + "://" + peer.host() + ":" + peer.port() + pathAndQuery);
     HttpRequest.Builder builder =
         HttpRequest.newBuilder(uri).timeout(timeout).header(ApiRequest.FORWARDED_HEADER, "true");

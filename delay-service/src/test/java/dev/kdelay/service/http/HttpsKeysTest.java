@@ -342,7 +342,8 @@ class HttpsKeysTest {
 
     Forwarding(String name, HttpsKeys keys) {
       this.name = name;
-      this.peers = new Peers(TIMEOUT, Optional.empty(), Optional.of(keys.clientContext()));
+      this.peers =
+          new Peers(TIMEOUT, Optional.empty(), Optional.of(keys.clientContext()), List.of());
       closeables.add(peers);
     }
 

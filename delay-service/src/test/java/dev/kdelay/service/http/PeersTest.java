@@ -69,6 +69,32 @@ class PeersTest {
     assertThat(answer.headers()).containsOnlyKeys("Retry-After");
   }
 
+  @Test
+  void shouldSendNothingToAHostNotAmongThePeerHosts() throws Exception {
+    HostInfo rogueHost = serve("application/json", "{}".getBytes(StandardCharsets.UTF_8));
+    java.util.concurrent.atomic.AtomicInteger asked =
+        new java.util.concurrent.atomic.AtomicInteger();
+    rogue.createContext("/counted", exchange -> asked.incrementAndGet());
+    try (Peers listed =
+        new Peers(
+            Duration.ofSeconds(10),
+            java.util.Optional.of("peer-token-that-must-not-leave"),
+            java.util.Optional.empty(),
+            java.util.List.of("kdelay-1.internal", "LOCALHOST"))) {
+      // when / then: 127.0.0.1 is not listed; localhost is, whatever its case
+      assertThatThrownBy(() -> listed.get(rogueHost, "/counted"))
+          .isInstanceOfSatisfying(
+              ApiException.class,
+              e -> {
+                assertThat(e.status()).isEqualTo(503);
+                assertThat(e.getMessage()).contains("delay.http.peer.hosts");
+              });
+      assertThat(asked).hasValue(0);
+      assertThat(listed.get(new HostInfo("localhost", rogueHost.port()), "/").status())
+          .isEqualTo(200);
+    }
+  }
+
   /** A server on loopback that answers every request with this type and body. */
   private HostInfo serve(String contentType, byte[] body) throws Exception {
     rogue = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
