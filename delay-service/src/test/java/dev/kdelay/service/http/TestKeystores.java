@@ -21,28 +21,7 @@ final class TestKeystores {
   /** A keystore with one EC key and its certificate, for the name and address given. */
   static Path keystore(Path dir, String name, String password) throws Exception {
     Path file = dir.resolve(name + ".p12");
-    keytool(
-        "-genkeypair",
-        "-alias",
-        name,
-        "-keyalg",
-        "EC",
-        "-groupname",
-        "secp256r1",
-        "-dname",
-        "CN=localhost",
-        "-ext",
-        "SAN=dns:localhost,ip:127.0.0.1",
-        "-validity",
-        "2",
-        "-storetype",
-        "PKCS12",
-        "-keystore",
-        file.toString(),
-        "-storepass",
-        password,
-        "-keypass",
-        password);
+    keyPair(file, name, "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1", password);
     return file;
   }
 
@@ -52,18 +31,25 @@ final class TestKeystores {
    */
   static Path authority(Path dir, String name, String password) throws Exception {
     Path file = dir.resolve(name + ".p12");
+    keyPair(file, "ca", "CN=" + name, "bc:c", password);
+    return file;
+  }
+
+  /** Adds an EC key and its self-signed certificate to a PKCS12 file, made if absent. */
+  private static void keyPair(Path file, String alias, String dname, String ext, String password)
+      throws Exception {
     keytool(
         "-genkeypair",
         "-alias",
-        "ca",
+        alias,
         "-keyalg",
         "EC",
         "-groupname",
         "secp256r1",
         "-dname",
-        "CN=" + name,
+        dname,
         "-ext",
-        "bc:c",
+        ext,
         "-validity",
         "2",
         "-storetype",
@@ -74,7 +60,6 @@ final class TestKeystores {
         password,
         "-keypass",
         password);
-    return file;
   }
 
   /**
@@ -83,26 +68,7 @@ final class TestKeystores {
    */
   static Path signedBy(Path dir, String name, Path authority, String password) throws Exception {
     Path file = dir.resolve(name + ".p12");
-    keytool(
-        "-genkeypair",
-        "-alias",
-        name,
-        "-keyalg",
-        "EC",
-        "-groupname",
-        "secp256r1",
-        "-dname",
-        "CN=localhost",
-        "-validity",
-        "2",
-        "-storetype",
-        "PKCS12",
-        "-keystore",
-        file.toString(),
-        "-storepass",
-        password,
-        "-keypass",
-        password);
+    keyPair(file, name, "CN=localhost", "SAN=dns:localhost,ip:127.0.0.1", password);
     Path request = dir.resolve(name + ".csr");
     keytool(
         "-certreq",
