@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.Map;
 import java.util.Optional;
+import java.util.OptionalLong;
 import java.util.UUID;
 import java.util.concurrent.ArrayBlockingQueue;
 import java.util.concurrent.BlockingQueue;
@@ -149,6 +150,8 @@ public final class HttpEndpoint implements AutoCloseable {
     }
   }
 
+  static final int REFUSAL_LINES_PER_SECOND = 20;
+
   private final Server server;
   private final ServerConnector connector;
   private final boolean https;
@@ -161,6 +164,12 @@ public final class HttpEndpoint implements AutoCloseable {
   private Counter localOverloaded;
   private Counter peerOverloaded;
   private MeterRegistry registry;
+
+  /**
+   * Refused requests are a caller's to send at any rate: at most {@link #REFUSAL_LINES_PER_SECOND}
+   * of their lines a second are logged (the counter counts them all).
+   */
+  private final LogBudget refusalLines = new LogBudget(REFUSAL_LINES_PER_SECOND, System::nanoTime);
 
   private HttpEndpoint(
       Server server,
@@ -454,14 +463,18 @@ public final class HttpEndpoint implements AutoCloseable {
         .tag("code", code)
         .register(registry)
         .increment();
-    log.info(
-        "event=http-refused status={} code={} method={} path={} remote={} {}",
-        refusal.status(),
-        code,
-        LogValues.quote(request.method()),
-        LogValues.quote(path(request)),
-        exchange.remote(),
-        access.caller(exchange::header));
+    OptionalLong skipped = refusalLines.admit();
+    if (skipped.isPresent()) {
+      log.info(
+          "event=http-refused status={} code={} method={} path={} remote={} {}{}",
+          refusal.status(),
+          code,
+          LogValues.quote(request.method()),
+          LogValues.quote(path(request)),
+          exchange.remote(),
+          access.caller(exchange::header),
+          skipped.getAsLong() > 0 ? " skipped_before=" + skipped.getAsLong() : "");
+    }
   }
 
   /**
