@@ -127,7 +127,9 @@ final class AccessTokens {
           throw new ConfigException(
               ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
               source,
-              "line " + (i + 1) + " gives a token listed before another role; give each its own");
+              "line "
+                  + (i + 1)
+                  + " lists a token already listed under another role; give each role its own token");
         }
       }
       entries.add(new Entry(role.get(), digest));
