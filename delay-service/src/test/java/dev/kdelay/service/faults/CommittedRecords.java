@@ -134,6 +134,13 @@ final class CommittedRecords implements AutoCloseable {
     return seenKeys.containsAll(keys);
   }
 
+  /** Those of these index header values no record has arrived with yet. */
+  Set<String> missing(Collection<String> keys) {
+    Set<String> missing = new java.util.TreeSet<>(keys);
+    missing.removeAll(seenKeys);
+    return missing;
+  }
+
   int size() {
     synchronized (received) {
       return received.size();

@@ -222,10 +222,36 @@ class RequestFuzzIT {
       for (int p = 0; p < PARTITIONS; p++) {
         awaited.add(Integer.toString(count + p));
       }
-      Await.until(
-          "every fuzz case to fire or be dead-lettered",
-          Duration.ofMinutes(4),
-          () -> out.containsAll(awaited));
+      try {
+        Await.until(
+            "every fuzz case to fire or be dead-lettered",
+            Duration.ofMinutes(4),
+            () -> out.containsAll(awaited));
+      } catch (AssertionError e) {
+        // Say which cases are missing, and on which partitions, before failing.
+        Set<String> missing = out.missing(awaited);
+        String described =
+            cases.stream()
+                .filter(c -> missing.contains(Integer.toString(c.number())))
+                .limit(20)
+                .map(c -> c + " (sent " + c.request().sentAtMs() + ")")
+                .collect(Collectors.joining("\n  "));
+        throw new AssertionError(
+            e.getMessage()
+                + "; "
+                + missing.size()
+                + " missing of "
+                + awaited.size()
+                + " (the last requests of the partitions are cases "
+                + count
+                + ".."
+                + (count + PARTITIONS - 1)
+                + "):\n  "
+                + described
+                + "\n  missing: "
+                + missing,
+            e);
+      }
       long cutoffMs = System.currentTimeMillis();
       List<Received> received = out.finish(Duration.ofSeconds(30));
 
