@@ -252,7 +252,8 @@ public final class HttpAccess {
     return host != null && origin.equalsIgnoreCase(scheme + "://" + host.strip());
   }
 
-  private static boolean isJson(String contentType) {
+  /** Whether a Content-Type header names JSON, whatever its parameters and case; null: no. */
+  static boolean isJson(String contentType) {
     if (contentType == null) {
       return false;
     }

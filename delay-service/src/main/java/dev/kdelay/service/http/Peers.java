@@ -112,7 +112,7 @@ public final class Peers implements AutoCloseable {
           client.send(request, HttpResponse.BodyHandlers.ofInputStream());
       byte[] body;
       try (InputStream in = response.body()) {
-        if (!isJson(response.headers().firstValue("Content-Type").orElse(""))) {
+        if (!HttpAccess.isJson(response.headers().firstValue("Content-Type").orElse(null))) {
           throw new ApiException(
               502,
               "BAD_GATEWAY",
@@ -145,12 +145,6 @@ public final class Peers implements AutoCloseable {
       Thread.currentThread().interrupt();
       throw ApiException.unavailable("interrupted while asking instance " + peer);
     }
-  }
-
-  private static boolean isJson(String contentType) {
-    int parameters = contentType.indexOf(';');
-    String type = parameters < 0 ? contentType : contentType.substring(0, parameters);
-    return type.strip().equalsIgnoreCase(ApiResponse.JSON);
   }
 
   /** Stops the client's threads; a call still in flight fails. */
