@@ -21,12 +21,15 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
+import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
@@ -182,6 +185,14 @@ class ComposeScenarioIT {
                 "every expected occurrence to be visible (" + ledger.expected().size() + ")",
                 Duration.ofMinutes(4),
                 () -> fired.containsAll(ledger.expected().keySet()));
+          } catch (AssertionError e) {
+            throw new AssertionError(
+                e.getMessage()
+                    + "; "
+                    + whereTheMissingStand(admin, ledger, fired, compose, readToken)
+                    + "\ntimings: "
+                    + String.join(", ", timings),
+                e);
           } finally {
             mark("load fired");
           }
@@ -384,7 +395,10 @@ class ComposeScenarioIT {
             () -> fired.first(received -> id.equals(keyOf(received))).isPresent());
       } catch (AssertionError e) {
         throw new AssertionError(
-            e.getMessage() + "; where it stands:\n" + whereItStands(admin, port, id, readToken), e);
+            e.getMessage()
+                + "; where it stands:\n"
+                + whereItStands(admin, port, id, readToken, List.of(API_TARGET)),
+            e);
       }
       long visibleMs =
           fired.first(received -> id.equals(keyOf(received))).orElseThrow().receivedAtMs();
@@ -449,11 +463,74 @@ class ComposeScenarioIT {
     }
   }
 
-  /** Where the API's schedule stands: kdelay's view of it, the group, offsets, dead letters. */
-  private String whereItStands(Admin admin, int port, String id, String readToken)
+  /**
+   * Where the load's occurrences that never became visible stand: how many, on which request
+   * partitions and targets, due when; kdelay's view of the first of them, the group, offsets and
+   * open transactions; and the replicas' last warnings and errors. The failure message is all CI
+   * shows of a run.
+   */
+  private String whereTheMissingStand(
+      Admin admin, Ledger ledger, CommittedRecords fired, Compose compose, String readToken)
+      throws IOException, InterruptedException {
+    List<Ledger.Task> missing =
+        fired.missing(ledger.expected().keySet()).stream()
+            .map(ledger::task)
+            .sorted(Comparator.comparingLong(Ledger.Task::dueMs))
+            .toList();
+    if (missing.isEmpty()) {
+      return "none missing any more";
+    }
+    Map<String, Long> byPlace =
+        missing.stream()
+            .collect(
+                Collectors.groupingBy(
+                    task -> "request partition " + task.requestPartition() + " -> " + task.target(),
+                    TreeMap::new,
+                    Collectors.counting()));
+    String first =
+        missing.stream()
+            .limit(10)
+            .map(
+                task ->
+                    task.idempotencyKey()
+                        + " due at "
+                        + (task.dueMs() - startedMs) / 1000.0
+                        + " s (request partition "
+                        + task.requestPartition()
+                        + " offset "
+                        + task.requestOffset()
+                        + ")")
+            .collect(Collectors.joining("\n  "));
+    Path logs = DIR.resolve("compose-services-at-timeout.log");
+    compose.logs(logs);
+    List<String> warnings =
+        Files.readAllLines(logs).stream()
+            .filter(line -> line.split("\\|", 2)[0].contains("kdelay-"))
+            .filter(line -> line.contains(" WARN ") || line.contains(" ERROR "))
+            .toList();
+    return missing.size()
+        + " missing of "
+        + ledger.expected().size()
+        + ", "
+        + byPlace
+        + "; the first:\n  "
+        + first
+        + "\nwhere the first stands: "
+        + whereItStands(admin, REPLICA_PORTS.get(0), missing.get(0).id(), readToken, TARGETS)
+        + "\nthe replicas' last "
+        + Math.min(20, warnings.size())
+        + " of "
+        + warnings.size()
+        + " warnings and errors:\n  "
+        + String.join("\n  ", warnings.subList(Math.max(0, warnings.size() - 20), warnings.size()));
+  }
+
+  /** Where a schedule stands: kdelay's view of it, the group, offsets, dead letters. */
+  private String whereItStands(
+      Admin admin, int port, String id, String readToken, List<String> targets)
       throws InterruptedException {
     List<String> topics = new ArrayList<>(List.of("delay-requests", "delay-requests-rerouted"));
-    topics.add(API_TARGET);
+    topics.addAll(targets);
     topics.add("delay-dlq");
     topics.add("kdelay-delay-schedules-v2-changelog");
     return "GET /schedules/"
