@@ -503,10 +503,9 @@ class ComposeScenarioIT {
             .collect(Collectors.joining("\n  "));
     Path logs = DIR.resolve("compose-services-at-timeout.log");
     compose.logs(logs);
-    List<String> warnings =
+    List<String> replicaLines =
         Files.readAllLines(logs).stream()
             .filter(line -> line.split("\\|", 2)[0].contains("kdelay-"))
-            .filter(line -> line.contains(" WARN ") || line.contains(" ERROR "))
             .toList();
     return missing.size()
         + " missing of "
@@ -517,12 +516,25 @@ class ComposeScenarioIT {
         + first
         + "\nwhere the first stands: "
         + whereItStands(admin, REPLICA_PORTS.get(0), missing.get(0).id(), readToken, TARGETS)
-        + "\nthe replicas' last "
-        + Math.min(20, warnings.size())
+        + "\nthe replicas' "
+        + lastOf(replicaLines, " ERROR ", 10)
+        + "\nthe replicas' "
+        + lastOf(replicaLines, " WARN ", 10);
+  }
+
+  /** The last {@code count} lines that contain {@code level}, each cut to 300 characters. */
+  private static String lastOf(List<String> lines, String level, int count) {
+    List<String> matching = lines.stream().filter(line -> line.contains(level)).toList();
+    return "last "
+        + Math.min(count, matching.size())
         + " of "
-        + warnings.size()
-        + " warnings and errors:\n  "
-        + String.join("\n  ", warnings.subList(Math.max(0, warnings.size() - 20), warnings.size()));
+        + matching.size()
+        + " "
+        + level.strip()
+        + " lines:\n  "
+        + matching.subList(Math.max(0, matching.size() - count), matching.size()).stream()
+            .map(line -> line.length() > 300 ? line.substring(0, 300) + "..." : line)
+            .collect(Collectors.joining("\n  "));
   }
 
   /** Where a schedule stands: kdelay's view of it, the group, offsets, dead letters. */
