@@ -67,6 +67,9 @@ public final class StreamsTuning {
   /** The restore consumer's records per poll (the consumer's default: 1,000). */
   private static final int RESTORE_RECORDS_PER_POLL = 10_000;
 
+  /** Every client's {@code request.timeout.ms} (Kafka's default: 30 s). */
+  static final int REQUEST_TIMEOUT_MS = 10_000;
+
   /**
    * The Kafka Streams configuration of the service: kdelay's tuning first, then every pass-through
    * Kafka property, which wins where both set a key.
@@ -159,6 +162,13 @@ public final class StreamsTuning {
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
     props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_500);
     props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 5_000);
+    // A broker that vanishes without closing its connections (a host crash, a killed container or
+    // pod, whose address goes with it) answers nothing: a request in flight to it waits out the
+    // request timeout, and a stream thread's commit waits for it. With Kafka's 30 s, the compose
+    // scenario's survivors were still held 31 s after the controller had fenced the dead broker
+    // and moved its partitions; with 10 s, 8 s (docs/operations.md, "When a broker dies"). A
+    // slower answer is asked again, which the idempotent producer makes safe. Plain key, as above.
+    props.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, REQUEST_TIMEOUT_MS);
     // kdelay has no global stores; Kafka Streams 4.3 warns at every start until this is set.
     props.put(StreamsConfig.PROCESSING_EXCEPTION_HANDLER_GLOBAL_ENABLED_CONFIG, true);
     props.put(StreamsConfig.ROCKSDB_CONFIG_SETTER_CLASS_CONFIG, BoundedMemoryRocksDbConfig.class);

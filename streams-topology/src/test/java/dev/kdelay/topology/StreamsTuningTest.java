@@ -60,6 +60,13 @@ class StreamsTuningTest {
     assertThat(restore.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo(10_000);
     assertThat(consumer).doesNotContainKey(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG);
     assertThat(consumer.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo(1000);
+    // a request to a broker that vanished is given up after 10 s, not Kafka's 30
+    assertThat(consumer.get(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG)).isEqualTo(10_000);
+    assertThat(restore.get(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG)).isEqualTo(10_000);
+    assertThat(config.getProducerConfigs("p").get(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG))
+        .isEqualTo(10_000);
+    assertThat(config.getAdminConfigs("a").get(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG))
+        .isEqualTo(10_000);
   }
 
   @Test
@@ -72,6 +79,7 @@ class StreamsTuningTest {
                     ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, "3000",
                     ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, "1000",
                     ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, "3000",
+                    CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, "30000",
                     ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG, "200",
                     ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG, "2097152",
                     ConsumerConfig.MAX_POLL_RECORDS_CONFIG, "500")));
@@ -87,6 +95,8 @@ class StreamsTuningTest {
     assertThat(restore.get(ConsumerConfig.MAX_PARTITION_FETCH_BYTES_CONFIG)).isEqualTo("2097152");
     assertThat(restore.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo("500");
     assertThat(consumer.get(ConsumerConfig.MAX_POLL_RECORDS_CONFIG)).isEqualTo("500");
+    assertThat(config.getProducerConfigs("p").get(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG))
+        .isEqualTo("30000");
   }
 
   @Test
