@@ -166,7 +166,7 @@ public final class StreamsTuning {
     // pod, whose address goes with it) answers nothing: a request in flight to it waits out the
     // request timeout, and a stream thread's commit waits for it. With Kafka's 30 s, the compose
     // scenario's survivors were still held 31 s after the controller had fenced the dead broker
-    // and moved its partitions; with 10 s, 8 s (docs/operations.md, "When a broker dies"). A
+    // and moved its partitions; with 10 s, for 10 s (docs/operations.md, "When a broker dies"). A
     // slower answer is asked again, which the idempotent producer makes safe. Plain key, as above.
     props.put(CommonClientConfigs.REQUEST_TIMEOUT_MS_CONFIG, REQUEST_TIMEOUT_MS);
     // kdelay has no global stores; Kafka Streams 4.3 warns at every start until this is set.
