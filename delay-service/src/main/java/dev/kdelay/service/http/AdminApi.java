@@ -6,7 +6,6 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.service.http.Route.Reach;
 import java.nio.charset.StandardCharsets;
@@ -24,8 +23,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import java.util.function.Function;
 import org.apache.kafka.clients.producer.RecordMetadata;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The routes of the service's HTTP API:
@@ -85,8 +82,6 @@ import org.slf4j.LoggerFactory;
  * }</pre>
  */
 public final class AdminApi implements HttpEndpoint.Api {
-
-  private static final Logger log = LoggerFactory.getLogger(AdminApi.class);
 
   private final ServiceMetrics metrics;
   private final Health health;
@@ -263,12 +258,6 @@ public final class AdminApi implements HttpEndpoint.Api {
       Thread.currentThread().interrupt();
       throw ApiException.unavailable("interrupted while writing the request");
     }
-    log.info(
-        "event=admin-request action={} id={} partition={} offset={}",
-        action.wireName(),
-        LogValues.quote(id),
-        written.partition(),
-        written.offset());
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("id", id);
     body.put("action", action.wireName());

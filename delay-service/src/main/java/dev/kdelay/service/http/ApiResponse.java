@@ -1,8 +1,10 @@
 package dev.kdelay.service.http;
 
 import com.fasterxml.jackson.core.JsonProcessingException;
+import com.fasterxml.jackson.databind.JsonNode;
 import com.fasterxml.jackson.databind.ObjectMapper;
 import com.fasterxml.jackson.databind.SerializationFeature;
+import dev.kdelay.schemas.LogValues;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -68,6 +70,38 @@ record ApiResponse(int status, String contentType, byte[] body, Map<String, Stri
     } catch (java.io.IOException e) {
       return "-";
     }
+  }
+
+  /**
+   * What an answer to a change says of it, for the audit line: {@code action=... id=...
+   * partition=... offset=...} from its JSON body (an accepted change has all four, an error with an
+   * id that one), {@code -} for each it does not say. The id is quoted as log values are.
+   */
+  String changeFields() {
+    JsonNode answer = null;
+    if (JSON.equals(contentType)) {
+      try {
+        answer = MAPPER.readTree(body);
+      } catch (java.io.IOException e) {
+        answer = null; // not JSON after all: nothing to say
+      }
+    }
+    return "action="
+        + field(answer, "action", false)
+        + " id="
+        + field(answer, "id", true)
+        + " partition="
+        + field(answer, "partition", false)
+        + " offset="
+        + field(answer, "offset", false);
+  }
+
+  private static String field(JsonNode answer, String name, boolean quoted) {
+    JsonNode value = answer == null ? null : answer.get(name);
+    if (value == null || !value.isValueNode() || value.isNull()) {
+      return "-";
+    }
+    return quoted ? LogValues.quote(value.asText()) : value.asText();
   }
 
   /** The body as UTF-8 text, for tests and logs. */

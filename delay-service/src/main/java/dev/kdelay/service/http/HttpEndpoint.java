@@ -479,16 +479,18 @@ public final class HttpEndpoint implements AutoCloseable {
 
   /**
    * Logs a request that asked for a change, whatever its answer: the audit trail of who changed
-   * what, from where, and with which token (its fingerprint only).
+   * what (the action, the id, and where the request was written when it was accepted), from where,
+   * and with which token (its fingerprint only). One line per change.
    */
   private ApiResponse audited(Exchange exchange, ApiRequest request, ApiResponse answer) {
     if (HttpAccess.changesState(request.method())) {
       log.info(
-          "event=audit method={} path={} status={} code={} remote={} {}",
-          LogValues.quote(request.method()),
-          LogValues.quote(path(request)),
+          "event=audit {} status={} code={} method={} path={} remote={} {}",
+          answer.changeFields(),
           answer.status(),
           answer.errorCode(),
+          LogValues.quote(request.method()),
+          LogValues.quote(path(request)),
           exchange.remote(),
           access.caller(exchange::header));
     }
