@@ -11,17 +11,21 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.regex.Pattern;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
  * The bearer tokens the HTTP API accepts, read from {@code delay.http.auth.tokens.file}:
  *
  * <pre>
- * # ROLE TOKEN, one per line; the token as is, or sha256:&lt;hex&gt; of it
- * read  sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
- * write 6f1c9e2ad3f04b1e8a7c5d2b9e0f1a3c
+ * # ROLE TOKEN [NAME], one per line; the token as is, or sha256:&lt;hex&gt; of it
+ * read  sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 dashboards
+ * write 6f1c9e2ad3f04b1e8a7c5d2b9e0f1a3c orders-team
  * peer  0b7d44f1c2e9a6b3d8f05c1e7a2b4d69
  * </pre>
+ *
+ * <p>The name, if given, is what the log calls the token ({@link #nameOf}); without one, the first
+ * digits of its digest.
  *
  * <p>Only SHA-256 digests are kept in memory, and a presented token is compared with every digest
  * in constant time ({@link MessageDigest#isEqual}), so that neither the answer's timing nor a heap
@@ -57,7 +61,10 @@ final class AccessTokens {
    */
   static final int MIN_TOKEN_CHARS = 24;
 
-  private record Entry(Role role, byte[] digest) {}
+  /** What a token's name may be: it goes into log lines as it is. */
+  private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
+
+  private record Entry(Role role, byte[] digest, Optional<String> name) {}
 
   /** No tokens: nothing is checked. */
   static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty());
@@ -101,12 +108,24 @@ final class AccessTokens {
       }
       String[] fields = line.split("\\s+");
       Optional<Role> role = role(fields[0]);
-      if (fields.length != 2 || role.isEmpty()) {
+      if (fields.length < 2 || fields.length > 3 || role.isEmpty()) {
         // The line may hold a token: say where it is, never what it says.
         throw new ConfigException(
             ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
             source,
-            "line " + (i + 1) + " is not 'ROLE TOKEN' with ROLE one of read, write, peer");
+            "line "
+                + (i + 1)
+                + " is not 'ROLE TOKEN' or 'ROLE TOKEN NAME' with ROLE one of read, write, peer");
+      }
+      Optional<String> name = fields.length == 3 ? Optional.of(fields[2]) : Optional.empty();
+      if (name.isPresent() && !NAME.matcher(name.get()).matches()) {
+        throw new ConfigException(
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            source,
+            "line "
+                + (i + 1)
+                + " has a name that is not 1 to 64 letters, digits, '.', '_' or '-' (starting with"
+                + " a letter or digit)");
       }
       String token = fields[1];
       boolean hashed = token.regionMatches(true, 0, SHA256_PREFIX, 0, SHA256_PREFIX.length());
@@ -122,6 +141,13 @@ final class AccessTokens {
       }
       byte[] digest = hashed ? hex(token, source, i + 1) : sha256(token);
       for (Entry earlier : entries) {
+        if (name.isPresent() && name.equals(earlier.name())) {
+          // Two tokens, one name: the audit log could not tell them apart.
+          throw new ConfigException(
+              ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+              source,
+              "line " + (i + 1) + " gives a name another line gives; give each token its own");
+        }
         if (earlier.role() != role.get() && MessageDigest.isEqual(earlier.digest(), digest)) {
           // One token, two roles: which one a caller has would depend on the order of the lines.
           throw new ConfigException(
@@ -132,7 +158,7 @@ final class AccessTokens {
                   + " lists a token already listed under another role; give each role its own token");
         }
       }
-      entries.add(new Entry(role.get(), digest));
+      entries.add(new Entry(role.get(), digest, name));
       if (!hashed && role.get() == Role.PEER && peer == null) {
         peer = token;
       }
@@ -211,17 +237,26 @@ final class AccessTokens {
   }
 
   /**
-   * What a log may say of a presented token: {@code sha256:} and the first 8 hex digits of its
-   * SHA-256 digest if it is listed (an operator finds the line with {@code printf %s TOKEN |
-   * sha256sum}), {@code unlisted} if not. Never the token.
+   * What a log may say of a presented token: the name its line gives it; else {@code sha256:} and
+   * the first 8 hex digits of its SHA-256 digest if it is listed (an operator finds the line with
+   * {@code printf %s TOKEN | sha256sum}); {@code unlisted} if not. Never the token.
    */
-  String fingerprintOf(String token) {
+  String nameOf(String token) {
     byte[] digest = sha256(token);
     boolean listed = false;
+    Optional<String> name = Optional.empty();
+    // Every entry is compared, as in roleOf.
     for (Entry entry : entries) {
-      listed |= MessageDigest.isEqual(entry.digest(), digest);
+      boolean matches = MessageDigest.isEqual(entry.digest(), digest);
+      listed |= matches;
+      if (matches && name.isEmpty()) {
+        name = entry.name();
+      }
     }
-    return listed ? SHA256_PREFIX + HexFormat.of().formatHex(digest, 0, 4) : "unlisted";
+    if (!listed) {
+      return "unlisted";
+    }
+    return name.orElse(SHA256_PREFIX + HexFormat.of().formatHex(digest, 0, 4));
   }
 
   /** The token this instance sends when it forwards a read: the first peer token. */

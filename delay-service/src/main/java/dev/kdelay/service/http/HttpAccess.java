@@ -292,15 +292,15 @@ public final class HttpAccess {
   }
 
   /**
-   * Who a request says it is, for a log line: {@code role=ROLE token=FINGERPRINT} ({@link
-   * AccessTokens#fingerprintOf}), with {@code -} for what it does not say or no tokens are
-   * configured. Never the token.
+   * Who a request says it is, for a log line: {@code role=ROLE token=NAME} ({@link
+   * AccessTokens#nameOf}), with {@code -} for what it does not say or no tokens are configured.
+   * Never the token.
    */
   String caller(Headers headers) {
     Optional<String> token = tokens.configured() ? bearer(headers) : Optional.empty();
     String role =
         token.flatMap(tokens::roleOf).map(r -> r.name().toLowerCase(Locale.ROOT)).orElse("-");
-    return "role=" + role + " token=" + token.map(tokens::fingerprintOf).orElse("-");
+    return "role=" + role + " token=" + token.map(tokens::nameOf).orElse("-");
   }
 
   private static Optional<String> bearer(Headers headers) {

@@ -108,6 +108,46 @@ class AccessTokensTest {
   }
 
   @Test
+  void shouldCallATokenByItsNameWhenItsLineGivesOneAndByItsDigestElse() {
+    AccessTokens tokens =
+        AccessTokens.parse(
+            List.of(
+                "write orders-token-long-enough-for-24 orders-team",
+                "read " + sha256("dash-token-long-enough-for-24") + " dashboards.v2",
+                "peer peer-token-long-enough-for-24"),
+            "f");
+
+    assertThat(tokens.nameOf("orders-token-long-enough-for-24")).isEqualTo("orders-team");
+    assertThat(tokens.roleOf("orders-token-long-enough-for-24")).contains(Role.WRITE);
+    assertThat(tokens.nameOf("dash-token-long-enough-for-24")).isEqualTo("dashboards.v2");
+    assertThat(tokens.nameOf("peer-token-long-enough-for-24"))
+        .isEqualTo(sha256("peer-token-long-enough-for-24").substring(0, "sha256:".length() + 8));
+    assertThat(tokens.nameOf("not-listed-token-long-enough")).isEqualTo("unlisted");
+  }
+
+  @Test
+  void shouldRefuseANameThatCouldForgeALogFieldOrThatTwoTokensShare() {
+    assertThatThrownBy(
+            () -> AccessTokens.parse(List.of("peer p-token-long-enough-for-24 role=write"), "f"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("line 1 has a name that is not");
+    assertThatThrownBy(
+            () ->
+                AccessTokens.parse(
+                    List.of(
+                        "peer p-token-long-enough-for-24 ops",
+                        "write w-token-long-enough-for-24 ops"),
+                    "f"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("line 2 gives a name another line gives")
+        .hasMessageNotContaining("w-token");
+    assertThatThrownBy(
+            () -> AccessTokens.parse(List.of("peer p-token-long-enough-for-24 ops extra"), "f"))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("'ROLE TOKEN NAME'");
+  }
+
+  @Test
   void shouldRefuseAFileWhenItHoldsNoToken() {
     assertThatThrownBy(() -> AccessTokens.parse(List.of("# nothing", ""), "f"))
         .isInstanceOf(ConfigException.class)
