@@ -3,15 +3,26 @@ package dev.kdelay.topology;
 import static dev.kdelay.topology.DelayDriver.START;
 import static dev.kdelay.topology.DelayDriver.header;
 import static dev.kdelay.topology.DelayDriver.headerText;
+import static dev.kdelay.topology.DelayDriver.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.client.DeadLetter;
+import dev.kdelay.client.DelayClient;
+import dev.kdelay.client.Replay;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.store.ChangelogReplay;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.producer.MockProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.record.TimestampType;
+import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.test.TestRecord;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -77,6 +88,83 @@ class FireTimePolicyTest {
                   .count())
           .isGreaterThanOrEqualTo(4);
     }
+  }
+
+  @Test
+  void shouldFireARefusedTaskOnceWhenItsDeadLetterIsReplayedToAnAllowedTopic() {
+    // given: a one-shot stored for pol-x, refused as it fell due by an instance that allows only
+    // the orders topics
+    List<TestRecord<byte[], byte[]>> changelog;
+    try (DelayDriver open = new DelayDriver(before)) {
+      open.request("pol-1", "p1", to("pol-x"), at(START.plusSeconds(10)));
+      changelog =
+          open.output(StoreFormat.changelogTopic(open.config.applicationId())).readRecordsToList();
+    }
+    try (DelayDriver narrowed =
+        new DelayDriver(after, Map.of(DelayConfig.TARGET_TOPIC_ALLOW_CONFIG, "orders\\..*"))) {
+      ChangelogReplay.restore(StoredSchedules.of(narrowed.driver), changelog);
+      narrowed.advance(Duration.ofSeconds(15));
+      TestRecord<byte[], byte[]> letter = narrowed.deadLetters().get(0);
+      assertThat(headerText(letter.headers(), DelayHeaders.ERROR)).isEqualTo("TARGET_NOT_ALLOWED");
+
+      // when: an operator replays it as it was, and then to an allowed topic (kdelay dlq replay)
+      replay(narrowed, letter, Replay.asIs());
+      narrowed.advance(Duration.ofSeconds(1));
+      List<TestRecord<byte[], byte[]>> refusedAgain = narrowed.deadLetters();
+      // (due now by the driver's clock: without a time, a replay is due when it is sent, by the
+      // wall clock, months after the driver's)
+      replay(narrowed, letter, Replay.asIs().targetTopic("orders.eu").fireAt(narrowed.now()));
+      narrowed.advance(Duration.ofSeconds(1));
+
+      // then: as it was, refused again at once (not lost); corrected, fired once with its payload
+      assertThat(refusedAgain)
+          .singleElement()
+          .satisfies(
+              again ->
+                  assertThat(headerText(again.headers(), DelayHeaders.ERROR))
+                      .isEqualTo("TARGET_NOT_ALLOWED"));
+      assertThat(narrowed.output("pol-x").readRecordsToList()).isEmpty();
+      List<TestRecord<byte[], byte[]>> fired = narrowed.output("orders.eu").readRecordsToList();
+      assertThat(fired).singleElement().satisfies(f -> assertThat(text(f.value())).isEqualTo("p1"));
+      assertThat(text(fired.get(0).key())).isEqualTo("pol-1");
+      narrowed.advance(Duration.ofSeconds(5));
+      assertThat(narrowed.output("orders.eu").readRecordsToList()).isEmpty();
+      assertThat(narrowed.deadLetters()).isEmpty();
+    }
+  }
+
+  /**
+   * Sends a dead letter back as the SDK's {@link DelayClient#replay} does ({@code kdelay dlq
+   * replay} uses it), to the driver's request topic.
+   */
+  private static void replay(DelayDriver delay, TestRecord<byte[], byte[]> letter, Replay how) {
+    MockProducer<byte[], byte[]> sent =
+        new MockProducer<>(true, null, new ByteArraySerializer(), new ByteArraySerializer());
+    try (DelayClient client = new DelayClient(sent, delay.config.requestsTopic())) {
+      client
+          .replay(
+              DeadLetter.from(
+                  new ConsumerRecord<>(
+                      delay.config.dlqTopic(),
+                      0,
+                      0L,
+                      letter.timestamp(),
+                      TimestampType.CREATE_TIME,
+                      letter.key().length,
+                      letter.value() == null ? -1 : letter.value().length,
+                      letter.key(),
+                      letter.value(),
+                      letter.headers(),
+                      Optional.empty())),
+              how)
+          .join();
+    }
+    ProducerRecord<byte[], byte[]> request = sent.history().get(0);
+    delay.request(
+        request.key(),
+        request.value(),
+        Instant.ofEpochMilli(request.timestamp()),
+        request.headers().toArray());
   }
 
   private static org.apache.kafka.common.header.Header to(String topic) {
