@@ -393,12 +393,39 @@ public final class Benchmark {
     }
     results.firstFireBaseline(
         latenessRun(kdelay, EMPTY_FIRED, FirstFireSection.RATE, FirstFireSection.DURATION, false));
-    for (int run = 1; run <= settings.runs(); run++) {
-      String topic = "bench-first-fire-" + run;
-      testbed.createTopics(topic);
-      results.firstFire(
-          latenessRun(kdelay, topic, FirstFireSection.RATE, FirstFireSection.DURATION, false));
+    try (PlainFirer plain = testbed.plainFirer()) {
+      // The yardstick's own first run warms its producer and this JVM on a topic with data.
+      plainRun(plain, EMPTY_FIRED);
+      results.plainFirstFireBaseline(plainRun(plain, EMPTY_FIRED));
+      for (int run = 1; run <= settings.runs(); run++) {
+        String topic = "bench-first-fire-" + run;
+        String plainTopic = "bench-first-fire-plain-" + run;
+        testbed.createTopics(topic, plainTopic);
+        results.firstFire(
+            latenessRun(kdelay, topic, FirstFireSection.RATE, FirstFireSection.DURATION, false));
+        results.plainFirstFire(plainRun(plain, plainTopic));
+      }
     }
+  }
+
+  /** (3b)'s yardstick: a plain transactional producer writes the same run's fires itself. */
+  private Runs.LatenessRun plainRun(PlainFirer plain, String topic) {
+    Runs.LatenessRun run =
+        scenarios.plainLateness(
+            plain,
+            topic,
+            FirstFireSection.RATE,
+            FirstFireSection.DURATION,
+            settings.latenessLeadMs(),
+            settings.latenessWindows());
+    progress(
+        "plain transactional producer to %s at %,d/s: p50 %d ms, p99 %d ms, max %d ms",
+        topic,
+        FirstFireSection.RATE,
+        run.lateness().count() == 0 ? -1 : run.lateness().percentile(50),
+        run.lateness().count() == 0 ? -1 : run.lateness().percentile(99),
+        run.lateness().count() == 0 ? -1 : run.lateness().max());
+    return run;
   }
 
   /** (4): bursts, sent far enough ahead for the instance to take them in before they are due. */

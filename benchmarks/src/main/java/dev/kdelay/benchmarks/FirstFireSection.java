@@ -27,11 +27,23 @@ final class FirstFireSection {
   private final Settings settings;
   private final Runs.LatenessRun baseline;
   private final List<Runs.LatenessRun> runs;
+  private final Yardstick plain;
 
-  FirstFireSection(Settings settings, Runs.LatenessRun baseline, List<Runs.LatenessRun> runs) {
+  /**
+   * The same runs by a plain transactional producer ({@link PlainFirer}), each new topic's right
+   * after kdelay's.
+   *
+   * @param baseline its run to a topic with data, or null
+   * @param runs its runs to new topics, one per kdelay run
+   */
+  record Yardstick(Runs.LatenessRun baseline, List<Runs.LatenessRun> runs) {}
+
+  FirstFireSection(
+      Settings settings, Runs.LatenessRun baseline, List<Runs.LatenessRun> runs, Yardstick plain) {
     this.settings = settings;
     this.baseline = baseline;
     this.runs = runs;
+    this.plain = plain;
   }
 
   void write(Report report) {
@@ -62,6 +74,7 @@ final class FirstFireSection {
     for (int run = 0; run < runs.size(); run++) {
       report.text(firstSecond("new topic " + (run + 1), runs.get(run)));
     }
+    writeYardstick(report);
     boolean met =
         runs.stream()
             .allMatch(
@@ -75,6 +88,59 @@ final class FirstFireSection {
         .blank();
   }
 
+  /**
+   * The plain producer's rows, and kdelay's first second against its own, run for run: what a new
+   * topic costs any client on this broker, and what kdelay adds to it.
+   */
+  private void writeYardstick(Report report) {
+    if (plain.runs().isEmpty()) {
+      return;
+    }
+    report.line(
+        "  the same fires by a plain transactional producer (kdelay's producer settings, a commit"
+            + " as soon as %d ms after the last), no kdelay:",
+        PlainFirer.COMMIT_GAP_MS);
+    if (plain.baseline() != null) {
+      report.text(labelled("plain, known", plain.baseline()));
+    }
+    for (int run = 0; run < plain.runs().size(); run++) {
+      report.text(labelled("plain, new " + (run + 1), plain.runs().get(run)));
+    }
+    if (plain.baseline() != null) {
+      report.text(firstSecond("plain, known", plain.baseline()));
+    }
+    for (int run = 0; run < plain.runs().size(); run++) {
+      report.text(firstSecond("plain, new " + (run + 1), plain.runs().get(run)));
+    }
+    report.line("  %s", againstPlain(runs, plain.runs()));
+  }
+
+  /**
+   * kdelay's first-second p99 on each new topic beside the plain producer's on its own new topic in
+   * the same round, and the largest difference.
+   */
+  static String againstPlain(List<Runs.LatenessRun> kdelay, List<Runs.LatenessRun> plain) {
+    StringBuilder pairs = new StringBuilder();
+    long worst = Long.MIN_VALUE;
+    for (int run = 0; run < Math.min(kdelay.size(), plain.size()); run++) {
+      if (kdelay.get(run).lateness().count() == 0 || plain.get(run).lateness().count() == 0) {
+        continue;
+      }
+      long own = kdelay.get(run).lateness().windows(SPANS)[0].percentile(99);
+      long yardstick = plain.get(run).lateness().windows(SPANS)[0].percentile(99);
+      pairs.append(pairs.length() == 0 ? "" : ", ").append(own).append(" | ").append(yardstick);
+      worst = Math.max(worst, own - yardstick);
+    }
+    if (pairs.length() == 0) {
+      return "kdelay against the plain producer: nothing to compare";
+    }
+    return "first second on a new topic, p99 ms, kdelay | plain producer, run for run: "
+        + pairs
+        + "; kdelay adds at most "
+        + worst
+        + " ms";
+  }
+
   static String firstSecond(String label, Runs.LatenessRun run) {
     if (run.lateness().count() == 0) {
       return String.format(LABEL, label) + "nothing fired";
@@ -84,14 +150,17 @@ final class FirstFireSection {
     return String.format(LABEL, label)
         + String.format(
             "first second: p99 %d, max %d ms (fired: max %d); the rest: p99 %d, max %d ms"
-                + " (fired: max %d); JIT at work %,d ms in the run",
+                + " (fired: max %d)%s",
             visible[0].percentile(99),
             visible[0].max(),
             fired[0].max(),
             rest(visible).map(rest -> rest.percentile(99)).orElse(-1L),
             rest(visible).map(Samples::max).orElse(-1L),
             rest(fired).map(Samples::max).orElse(-1L),
-            run.compileMs());
+            // The plain producer runs in the benchmark's JVM, whose JIT is not measured.
+            run.compileMs() > 0
+                ? String.format("; JIT at work %,d ms in the run", run.compileMs())
+                : "");
   }
 
   /** The samples of every span but the first. */

@@ -60,6 +60,8 @@ final class Results {
   private final List<Runs.LatenessRun> search = new ArrayList<>();
   private Runs.LatenessRun firstFireBaseline;
   private final List<Runs.LatenessRun> firstFires = new ArrayList<>();
+  private Runs.LatenessRun plainFirstFireBaseline;
+  private final List<Runs.LatenessRun> plainFirstFires = new ArrayList<>();
   private final List<Runs.Burst> bursts = new ArrayList<>();
   private final List<Runs.Burst> freshBursts = new ArrayList<>();
   private long burstLeadMs;
@@ -165,6 +167,14 @@ final class Results {
     this.firstFireBaseline = run;
   }
 
+  void plainFirstFireBaseline(Runs.LatenessRun run) {
+    this.plainFirstFireBaseline = run;
+  }
+
+  void plainFirstFire(Runs.LatenessRun run) {
+    plainFirstFires.add(run);
+  }
+
   void firstFire(Runs.LatenessRun run) {
     firstFires.add(run);
   }
@@ -234,7 +244,12 @@ final class Results {
         .textbook(textbook, idleTextbookCores)
         .write(report);
     new LatenessSection(settings, lateness, search).textbook(textbookLateness).write(report);
-    new FirstFireSection(settings, firstFireBaseline, firstFires).write(report);
+    new FirstFireSection(
+            settings,
+            firstFireBaseline,
+            firstFires,
+            new FirstFireSection.Yardstick(plainFirstFireBaseline, plainFirstFires))
+        .write(report);
     new BurstSection(bursts, burstLeadMs, freshBursts).write(report);
     new CapacitySection(
             settings,

@@ -127,6 +127,37 @@ final class Scenarios {
   }
 
   /**
+   * The same run as {@link #lateness} without kdelay: {@code firer} writes each record when it is
+   * due, as kdelay would fire it. The JVM's CPU and the JIT are not measured (0): the firer runs in
+   * this JVM.
+   */
+  Runs.LatenessRun plainLateness(
+      PlainFirer firer, String topic, int rate, Duration duration, long leadMs, int windows) {
+    String tag = nextTag();
+    int count = (int) (rate * duration.toMillis() / 1000);
+    try (Watch watch = testbed.probe().watch(topic, tag, count)) {
+      long startMs = System.currentTimeMillis();
+      PlainFirer.Commits commits = firer.fire(topic, tag, count, rate, leadMs);
+      Observation seen = watch.await(DRAIN_TIMEOUT);
+      long elapsedMs = Math.max(1, System.currentTimeMillis() - startMs);
+      return new Runs.LatenessRun(
+          rate,
+          seen.lateness(),
+          seen.firingLateness(),
+          seen.earlyFires(),
+          count,
+          seen.duplicates(),
+          0,
+          windows,
+          duration,
+          commits.count() * 1000.0 / elapsedMs,
+          commits.nanos() / 1e6 / Math.max(1, commits.count()),
+          0,
+          false);
+    }
+  }
+
+  /**
    * Sends {@code tasks} requests all due in the same millisecond, {@code leadMs} ahead, and times
    * them until the last fired one is visible.
    */

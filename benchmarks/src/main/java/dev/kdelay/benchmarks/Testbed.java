@@ -88,6 +88,11 @@ final class Testbed implements AutoCloseable {
     return producer;
   }
 
+  /** A plain transactional producer with kdelay's producer settings, the first fires' yardstick. */
+  PlainFirer plainFirer() {
+    return new PlainFirer(bootstrapServers, overrides);
+  }
+
   VisibilityProbe probe() {
     return probe;
   }
