@@ -6,7 +6,6 @@ import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DeadLetter;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.Replay;
-import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.deadletters.DeadLetterPages.Position;
 import dev.kdelay.service.input.TimeArguments;
@@ -23,8 +22,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.header.Header;
-import org.slf4j.Logger;
-import org.slf4j.LoggerFactory;
 
 /**
  * The admin API's dead-letter routes:
@@ -40,8 +37,6 @@ import org.slf4j.LoggerFactory;
  * #LISTED_PAYLOAD_BYTES} bytes, for one dead letter its first {@value #SHOWN_PAYLOAD_BYTES}.
  */
 public final class DeadLetterRoutes {
-
-  private static final Logger log = LoggerFactory.getLogger(DeadLetterRoutes.class);
 
   static final int LISTED_PAYLOAD_BYTES = 1_024;
   static final int SHOWN_PAYLOAD_BYTES = 64 * 1_024;
@@ -129,15 +124,8 @@ public final class DeadLetterRoutes {
       Thread.currentThread().interrupt();
       throw ApiException.unavailable("interrupted while writing the replay");
     }
+    // The endpoint's audit line logs it, from this answer and the path (the dead letter's place).
     String id = letter.scheduleId().orElseThrow();
-    log.info(
-        "event=admin-replay id={} dead_letter={}-{}@{} partition={} offset={}",
-        LogValues.quote(id),
-        letter.topic(),
-        letter.partition(),
-        letter.offset(),
-        written.partition(),
-        written.offset());
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("id", id);
     body.put("action", "replay");
