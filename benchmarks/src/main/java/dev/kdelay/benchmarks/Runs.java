@@ -99,6 +99,34 @@ final class Runs {
     /** Lateness above this at p99 means the instance does not keep up. */
     static final long SUSTAINED_P99_MS = 1_000;
 
+    /** A run of {@code expected} records at {@code rate}, of which the probe saw {@code seen}. */
+    static LatenessRun of(
+        Observation seen,
+        int rate,
+        int expected,
+        double appCores,
+        int windows,
+        Duration duration,
+        double commitsPerSecond,
+        double commitMs,
+        long compileMs,
+        boolean shortened) {
+      return new LatenessRun(
+          rate,
+          seen.lateness(),
+          seen.firingLateness(),
+          seen.earlyFires(),
+          expected,
+          seen.duplicates(),
+          appCores,
+          windows,
+          duration,
+          commitsPerSecond,
+          commitMs,
+          compileMs,
+          shortened);
+    }
+
     /** Growth of the median from the first to the last window that means it falls behind. */
     static final long SUSTAINED_GROWTH_MS = 100;
 

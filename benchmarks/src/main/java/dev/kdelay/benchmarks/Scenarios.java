@@ -109,13 +109,10 @@ final class Scenarios {
       // The stream thread's time per commit: the producer's flush, then the transaction's commit.
       double commitMs =
           (counters.flushNanos() + counters.commitNanos()) / 1e6 / Math.max(1, counters.commits());
-      return new Runs.LatenessRun(
+      return Runs.LatenessRun.of(
+          seen,
           rate,
-          seen.lateness(),
-          seen.firingLateness(),
-          seen.earlyFires(),
           count,
-          seen.duplicates(),
           cores,
           windows,
           duration,
@@ -140,13 +137,10 @@ final class Scenarios {
       PlainFirer.Commits commits = firer.fire(topic, tag, count, rate, leadMs);
       Observation seen = watch.await(DRAIN_TIMEOUT);
       long elapsedMs = Math.max(1, System.currentTimeMillis() - startMs);
-      return new Runs.LatenessRun(
+      return Runs.LatenessRun.of(
+          seen,
           rate,
-          seen.lateness(),
-          seen.firingLateness(),
-          seen.earlyFires(),
           count,
-          seen.duplicates(),
           0,
           windows,
           duration,
