@@ -2,6 +2,9 @@ package dev.kdelay.service.faults;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -45,7 +48,11 @@ final class BrokerCluster implements AutoCloseable {
                 AdminClientConfig.BOOTSTRAP_SERVERS_CONFIG,
                 bootstrapServers(),
                 AdminClientConfig.DEFAULT_API_TIMEOUT_MS_CONFIG,
-                (int) ADMIN_TIMEOUT.toMillis()));
+                (int) ADMIN_TIMEOUT.toMillis(),
+                // A frozen broker answers nothing: ask another after 10 s, so that the test sees
+                // the controller's view of it about when kdelay's clients do.
+                AdminClientConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                10_000));
   }
 
   /**
@@ -117,6 +124,40 @@ final class BrokerCluster implements AutoCloseable {
     assertThat(ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false))
         .as("broker " + id + " (pid " + pid + ") after SIGKILL")
         .isFalse();
+  }
+
+  /**
+   * SIGSTOP of a node, proved: its process is stopped ({@code T} in {@code /proc/PID/stat}). Its
+   * connections stay open and nothing answers on them, as with a long GC pause, a frozen VM or a
+   * host gone from the network.
+   *
+   * @return the process state seen
+   */
+  String freeze(int id) {
+    BrokerProcess node = node(id);
+    node.jvm().pause();
+    long pid = node.jvm().pid();
+    Await.until("broker " + id + " stopped", Duration.ofSeconds(10), () -> isStopped(pid));
+    return "pid " + pid + " stopped";
+  }
+
+  /** SIGCONT of a frozen node, proved: its process runs again. */
+  void thaw(int id) {
+    BrokerProcess node = node(id);
+    node.jvm().resume();
+    long pid = node.jvm().pid();
+    Await.until("broker " + id + " running again", Duration.ofSeconds(10), () -> !isStopped(pid));
+  }
+
+  /** Whether a process is stopped: state {@code T} in {@code /proc/PID/stat}. */
+  private static boolean isStopped(long pid) {
+    try {
+      String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+      // The state follows the command name's closing parenthesis and a space.
+      return stat.charAt(stat.lastIndexOf(')') + 2) == 'T';
+    } catch (IOException e) {
+      throw new UncheckedIOException(e);
+    }
   }
 
   Admin admin() {

@@ -36,6 +36,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   <li>the active controller killed, and started again;
  *   <li>a rolling restart: every broker stopped ({@code SIGTERM}) and started again, one at a time,
  *       each back in every replica set before the next, as an upgrade does;
+ *   <li>the leader of a request partition frozen ({@code SIGSTOP}, as a long GC pause or a frozen
+ *       VM), which leaves its connections open with nobody answering on them, and thawed once the
+ *       controller has counted it out and kdelay's clients have given up what was in flight to it;
  *   <li>a broker that goes down while the load goes on, on the two left: every partition at the
  *       {@code min.insync.replicas} boundary;
  *   <li>with it still down, a target that asks for three replicas in sync, one more than there are:
@@ -43,13 +46,13 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *       markers of kdelay's transactions alike, until the broker is back.
  * </ol>
  *
- * <p>Each fault is proved: the process is gone, the partition's leader moved, a new controller was
- * elected, a broker logged a write to the target refused for too few replicas in sync. For the
- * tasks due while each fault lasted, the test prints their lateness (due to visible to a {@code
- * read_committed} consumer); it asserts none, since timing belongs to the benchmark, and for the
- * deaths how many tasks were later than Kafka's election of new leaders plus 2 s. The load lasts as
- * long as the faults (about three and a half minutes, in the default build: the integration tests
- * run in two JVMs at once).
+ * <p>Each fault is proved: the process is gone (or stopped), the partition's leader moved, a new
+ * controller was elected, a broker logged a write to the target refused for too few replicas in
+ * sync. For the tasks due while each fault lasted, the test prints their lateness (due to visible
+ * to a {@code read_committed} consumer); it asserts none, since timing belongs to the benchmark,
+ * and for the deaths how many tasks were later than Kafka's election of new leaders plus 2 s. The
+ * load lasts as long as the faults (about three and a half minutes, in the default build: the
+ * integration tests run in two JVMs at once).
  */
 @FaultSeed(20_261_128L)
 @ExtendWith(FaultExtension.class)
@@ -64,6 +67,13 @@ class ClusterFaultsIT {
    * the next fault: the tasks due meanwhile show what running on two costs, not just the election.
    */
   private static final Duration DOWN_ON_TWO = Duration.ofSeconds(20);
+
+  /**
+   * How long a frozen broker stays frozen after the controller counted it out: longer than kdelay's
+   * clients' request timeout (10 s) from the freeze, so that it is their timeout, not the thaw,
+   * that ends what was in flight to it.
+   */
+  private static final Duration FROZEN_AFTER_FENCE = Duration.ofSeconds(5);
 
   /** How much later than Kafka's own election of new leaders a task may be visible. */
   private static final Duration ELECTION_SLACK = Duration.ofSeconds(2);
@@ -163,6 +173,37 @@ class ClusterFaultsIT {
     caughtUp = awaitCaughtUp(scenario);
     windows.add(
         new Window("rolling restart (" + String.join(", ", stops) + ")", start, caughtUp, 0));
+    scenario.report(windows.get(windows.size() - 1).healed());
+
+    // when: the leader of a request partition freezes (SIGSTOP: a long GC pause, a frozen VM):
+    // its connections stay open and nothing answers on them, so requests in flight to it wait out
+    // the clients' request timeout; it thaws a while after the controller counted it out
+    load.awaitSent(0.6, Duration.ofMinutes(2));
+    int frozen = cluster.leaderOf(busiest);
+    start = System.currentTimeMillis();
+    String stopped = cluster.freeze(frozen);
+    Await.until(
+        "the controller to count frozen broker " + frozen + " out",
+        HEAL_TIMEOUT,
+        () -> !cluster.liveBrokers().contains(frozen));
+    long frozenCountedOut = now() - start;
+    Await.until(
+        "a new leader of " + busiest,
+        HEAL_TIMEOUT,
+        () -> {
+          int now = cluster.leaderOf(busiest);
+          return now != -1 && now != frozen;
+        });
+    Await.pause(FROZEN_AFTER_FENCE.toMillis()); // the fault's length, not a wait for anything
+    cluster.thaw(frozen);
+    cluster.awaitFullyInSync(HEAL_TIMEOUT);
+    caughtUp = awaitCaughtUp(scenario);
+    windows.add(
+        new Window(
+            "broker " + frozen + " frozen (SIGSTOP, " + stopped + ", leader of " + busiest + ")",
+            start,
+            caughtUp,
+            frozenCountedOut));
     scenario.report(windows.get(windows.size() - 1).healed());
 
     // when: a broker goes down and stays down while the rest of the load is due

@@ -83,7 +83,11 @@ final class CommittedRecords implements AutoCloseable {
                 5_000,
                 // Measure kdelay, not the fetch wait: a fetch returns within 10 ms.
                 ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG,
-                10),
+                10,
+                // Nor this reader's own wait on a broker that froze or vanished (no connection
+                // reset): kdelay's clients give up on it after 10 s, and so does the reader.
+                ConsumerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+                10_000),
             new ByteArrayDeserializer(),
             new ByteArrayDeserializer());
     List<TopicPartition> partitions = new ArrayList<>();

@@ -91,7 +91,12 @@ final class TaskLoad implements AutoCloseable {
             ProducerConfig.ENABLE_IDEMPOTENCE_CONFIG,
             true,
             ProducerConfig.LINGER_MS_CONFIG,
-            5),
+            5,
+            // A broker that froze answers nothing: the load gives up on it as soon as kdelay's
+            // clients do (10 s), not after Kafka's 30 s, which would make tasks late before kdelay
+            // even had them.
+            ProducerConfig.REQUEST_TIMEOUT_MS_CONFIG,
+            10_000),
         new StringSerializer(),
         new StringSerializer());
   }
