@@ -37,8 +37,9 @@ import org.junit.jupiter.api.extension.ExtendWith;
  *   <li>a rolling restart: every broker stopped ({@code SIGTERM}) and started again, one at a time,
  *       each back in every replica set before the next, as an upgrade does;
  *   <li>the leader of a request partition frozen ({@code SIGSTOP}, as a long GC pause or a frozen
- *       VM), which leaves its connections open with nobody answering on them, and thawed once the
- *       controller has counted it out and kdelay's clients have given up what was in flight to it;
+ *       VM), which leaves its connections open with nobody answering on them, for 20 s: the
+ *       controller counts it out and kdelay's clients give up what was in flight to it before it
+ *       thaws;
  *   <li>a broker that goes down while the load goes on, on the two left: every partition at the
  *       {@code min.insync.replicas} boundary;
  *   <li>with it still down, a target that asks for three replicas in sync, one more than there are:
@@ -69,11 +70,11 @@ class ClusterFaultsIT {
   private static final Duration DOWN_ON_TWO = Duration.ofSeconds(20);
 
   /**
-   * How long a frozen broker stays frozen after the controller counted it out: longer than kdelay's
-   * clients' request timeout (10 s) from the freeze, so that it is their timeout, not the thaw,
-   * that ends what was in flight to it.
+   * How long a broker stays frozen (longer if the controller takes longer to count it out): past
+   * the broker's session timeout (9 s) and kdelay's clients' request timeout (10 s), so that it is
+   * the cluster and the clients, not the thaw, that end the wait on it.
    */
-  private static final Duration FROZEN_AFTER_FENCE = Duration.ofSeconds(5);
+  private static final Duration FROZEN_FOR = Duration.ofSeconds(20);
 
   /** How much later than Kafka's own election of new leaders a task may be visible. */
   private static final Duration ELECTION_SLACK = Duration.ofSeconds(2);
@@ -177,7 +178,7 @@ class ClusterFaultsIT {
 
     // when: the leader of a request partition freezes (SIGSTOP: a long GC pause, a frozen VM):
     // its connections stay open and nothing answers on them, so requests in flight to it wait out
-    // the clients' request timeout; it thaws a while after the controller counted it out
+    // the clients' request timeout; it thaws after FROZEN_FOR, the controller having counted it out
     load.awaitSent(0.6, Duration.ofMinutes(2));
     int frozen = cluster.leaderOf(busiest);
     start = System.currentTimeMillis();
@@ -194,7 +195,8 @@ class ClusterFaultsIT {
           int now = cluster.leaderOf(busiest);
           return now != -1 && now != frozen;
         });
-    Await.pause(FROZEN_AFTER_FENCE.toMillis()); // the fault's length, not a wait for anything
+    // the fault's length, not a wait for anything
+    Await.pause(Math.max(0, start + FROZEN_FOR.toMillis() - now()));
     cluster.thaw(frozen);
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
     caughtUp = awaitCaughtUp(scenario);
