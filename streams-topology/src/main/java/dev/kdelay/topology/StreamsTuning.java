@@ -70,6 +70,9 @@ public final class StreamsTuning {
   /** Every client's {@code request.timeout.ms} (Kafka's default: 30 s). */
   static final int REQUEST_TIMEOUT_MS = 10_000;
 
+  /** The producers' {@code transaction.timeout.ms} (Kafka Streams' default: 10 s). */
+  static final int TRANSACTION_TIMEOUT_MS = 20_000;
+
   /**
    * The Kafka Streams configuration of the service: kdelay's tuning first, then every pass-through
    * Kafka property, which wins where both set a key.
@@ -148,20 +151,26 @@ public final class StreamsTuning {
     props.put(CommonClientConfigs.RETRY_BACKOFF_MS_CONFIG, 20);
     props.put(CommonClientConfigs.RETRY_BACKOFF_MAX_MS_CONFIG, 100);
     // Failover: a killed instance's tasks are late by the session timeout (until the group
-    // evicts it) plus a heartbeat (until the survivors rejoin), and at least until the broker
-    // aborts the dead producer's open transaction, which blocks read_committed readers of every
-    // partition it wrote: the new owner has another transactional id and cannot fence it. 6 s is
-    // the lowest session timeout a broker with default settings accepts
-    // (group.min.session.timeout.ms); the transaction timeout stays below it so that, on a broker
-    // that checks for timed-out transactions every second, the abort never sets the pace. Lower
-    // costs evictions during GC pauses and aborted transactions during stalls: see
-    // docs/configuration.md,
-    // "Failover tuning".
+    // evicts it) plus a heartbeat (until the survivors rejoin); kdelay's peer eviction usually ends
+    // that sooner. 6 s is the lowest session timeout a broker with default settings accepts
+    // (group.min.session.timeout.ms). Lower costs evictions during GC pauses: see
+    // docs/configuration.md, "Failover tuning".
+    // The transaction timeout is a backstop: the dead instance's open transaction, which blocks
+    // read_committed readers of every partition it wrote, is aborted by its tasks' new owner right
+    // after the rebalance (OrphanedTransactions in the service). What the timeout must do is
+    // outlast a broker's death: a live transaction held up by a dead, frozen or vanished broker
+    // (its
+    // partitions move after broker.session.timeout.ms, 9 s; a request in flight to a silent one
+    // waits the request timeout below, 10 s) and aborted by the broker on its timeout makes every
+    // stream thread close its tasks as lost, and under exactly-once that wipes their stores, each
+    // restored again from its changelog. With 5 s the cluster fault test's frozen broker did that
+    // to
+    // both instances (every store, about 3,000 records each, restored); with 20 s no fault did.
     // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
     // over a plain one, so a prefixed default would silently override a user's plain one.
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
     props.put(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG, 1_500);
-    props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, 5_000);
+    props.put(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG, TRANSACTION_TIMEOUT_MS);
     // A broker that vanishes without closing its connections (a host crash, a killed container or
     // pod, whose address goes with it) answers nothing: a request in flight to it waits out the
     // request timeout, and a stream thread's commit waits for it. With Kafka's 30 s, the compose

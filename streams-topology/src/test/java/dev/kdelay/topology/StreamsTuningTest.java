@@ -50,7 +50,7 @@ class StreamsTuningTest {
     assertThat(consumer.get(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG)).isEqualTo(6_000);
     assertThat(consumer.get(ConsumerConfig.HEARTBEAT_INTERVAL_MS_CONFIG)).isEqualTo(1_500);
     assertThat(config.getProducerConfigs("p").get(ProducerConfig.TRANSACTION_TIMEOUT_CONFIG))
-        .isEqualTo(5_000);
+        .isEqualTo(20_000);
     Map<String, Object> restore = config.getRestoreConsumerConfigs("r");
     assertThat(restore.get(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG)).isEqualTo(100);
     assertThat(consumer).doesNotContainKey(ConsumerConfig.FETCH_MAX_WAIT_MS_CONFIG);
