@@ -16,6 +16,8 @@ import java.util.concurrent.TimeUnit;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.AdminClientConfig;
+import org.apache.kafka.clients.admin.DescribeClusterOptions;
+import org.apache.kafka.clients.admin.DescribeTopicsOptions;
 import org.apache.kafka.clients.admin.ListTopicsOptions;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.TopicPartition;
@@ -36,6 +38,14 @@ final class BrokerCluster implements AutoCloseable {
 
   private static final String HOST = "127.0.0.1";
   private static final Duration ADMIN_TIMEOUT = Duration.ofSeconds(30);
+
+  /**
+   * How long one of the polled questions (who is live, who leads) may wait for its answer: a frozen
+   * broker the admin client happened to ask answers nothing, and the next try goes to another (one
+   * with no request in flight), so that the test sees the cluster's view when it changes rather
+   * than after the admin's whole API timeout (a frozen broker's count-out was seen 30 s late).
+   */
+  private static final int QUERY_TIMEOUT_MS = 3_000;
 
   private final List<BrokerProcess> nodes;
   private final Admin admin;
@@ -168,7 +178,7 @@ final class BrokerCluster implements AutoCloseable {
   Set<Integer> liveBrokers() {
     try {
       return admin
-          .describeCluster()
+          .describeCluster(new DescribeClusterOptions().timeoutMs(QUERY_TIMEOUT_MS))
           .nodes()
           .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS)
           .stream()
@@ -177,6 +187,16 @@ final class BrokerCluster implements AutoCloseable {
     } catch (Exception e) {
       return Set.of();
     }
+  }
+
+  /**
+   * Whether the controller counts a node out: the cluster answered, and every other node is live
+   * and this one is not. An unanswered question is not a yes (a frozen node may be the one the
+   * admin client asked).
+   */
+  boolean countedOut(int id) {
+    Set<Integer> live = liveBrokers();
+    return live.size() == nodes.size() - 1 && !live.contains(id);
   }
 
   /** The id of the active controller, the quorum's leader. */
@@ -192,7 +212,7 @@ final class BrokerCluster implements AutoCloseable {
   Map<TopicPartition, TopicPartitionInfo> partitions(Collection<String> topics) throws Exception {
     Map<String, TopicDescription> described =
         admin
-            .describeTopics(topics)
+            .describeTopics(topics, new DescribeTopicsOptions().timeoutMs(QUERY_TIMEOUT_MS))
             .allTopicNames()
             .get(ADMIN_TIMEOUT.toSeconds(), TimeUnit.SECONDS);
     Map<TopicPartition, TopicPartitionInfo> partitions = new java.util.HashMap<>();

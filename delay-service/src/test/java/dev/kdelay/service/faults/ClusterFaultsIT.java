@@ -147,7 +147,7 @@ class ClusterFaultsIT {
     Await.until(
         "the controller to count broker " + controller + " out",
         HEAL_TIMEOUT,
-        () -> !cluster.liveBrokers().contains(controller));
+        () -> cluster.countedOut(controller));
     long countedOut = now() - start;
     cluster.node(controller).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
@@ -186,7 +186,7 @@ class ClusterFaultsIT {
     Await.until(
         "the controller to count frozen broker " + frozen + " out",
         HEAL_TIMEOUT,
-        () -> !cluster.liveBrokers().contains(frozen));
+        () -> cluster.countedOut(frozen));
     long frozenCountedOut = now() - start;
     Await.until(
         "a new leader of " + busiest,
@@ -216,7 +216,7 @@ class ClusterFaultsIT {
     Await.until(
         "the controller to count broker " + down + " out",
         HEAL_TIMEOUT,
-        () -> !cluster.liveBrokers().contains(down));
+        () -> cluster.countedOut(down));
     long downCountedOut = now() - start;
 
     scenario.report("broker " + down + " down, counted out by the controller");
