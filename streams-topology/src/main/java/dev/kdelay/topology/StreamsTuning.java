@@ -156,16 +156,14 @@ public final class StreamsTuning {
     // (group.min.session.timeout.ms). Lower costs evictions during GC pauses: see
     // docs/configuration.md, "Failover tuning".
     // The transaction timeout is a backstop: the dead instance's open transaction, which blocks
-    // read_committed readers of every partition it wrote, is aborted by its tasks' new owner right
-    // after the rebalance (OrphanedTransactions in the service). What the timeout must do is
-    // outlast a broker's death: a live transaction held up by a dead, frozen or vanished broker
-    // (its
-    // partitions move after broker.session.timeout.ms, 9 s; a request in flight to a silent one
-    // waits the request timeout below, 10 s) and aborted by the broker on its timeout makes every
-    // stream thread close its tasks as lost, and under exactly-once that wipes their stores, each
-    // restored again from its changelog. With 5 s the cluster fault test's frozen broker did that
-    // to
-    // both instances (every store, about 3,000 records each, restored); with 20 s no fault did.
+    // read_committed readers of every partition it wrote, is aborted by its tasks' new owner
+    // right after the rebalance (OrphanedTransactions in the service). What the timeout must do
+    // is outlast a broker's death: a live transaction held up by a dead, frozen or vanished
+    // broker (its partitions move after broker.session.timeout.ms, 9 s; a request in flight to a
+    // silent one waits the request timeout below, 10 s) and aborted by the broker on its timeout
+    // makes every stream thread close its tasks as lost, and under exactly-once that wipes their
+    // stores, each restored again from its changelog. With 5 s the cluster fault test's frozen
+    // broker did that to both instances (every store restored); with 20 s no fault did.
     // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
     // over a plain one, so a prefixed default would silently override a user's plain one.
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
