@@ -108,13 +108,7 @@ class ClusterFaultsIT {
     int leader = cluster.leaderOf(busiest);
     long start = System.currentTimeMillis();
     cluster.kill(leader);
-    Await.until(
-        "a new leader of " + busiest,
-        HEAL_TIMEOUT,
-        () -> {
-          int now = cluster.leaderOf(busiest);
-          return now != -1 && now != leader;
-        });
+    awaitNewLeader(cluster, busiest, leader);
     long elected = now() - start;
     String moved = busiest + " led by " + leader + ", then by " + cluster.leaderOf(busiest);
     load.awaitSent(0.2, Duration.ofMinutes(2)); // down a while under load, as a crashed machine is
@@ -188,13 +182,7 @@ class ClusterFaultsIT {
         HEAL_TIMEOUT,
         () -> cluster.countedOut(frozen));
     long frozenCountedOut = now() - start;
-    Await.until(
-        "a new leader of " + busiest,
-        HEAL_TIMEOUT,
-        () -> {
-          int now = cluster.leaderOf(busiest);
-          return now != -1 && now != frozen;
-        });
+    awaitNewLeader(cluster, busiest, frozen);
     // the fault's length, not a wait for anything
     Await.pause(Math.max(0, start + FROZEN_FOR.toMillis() - now()));
     cluster.thaw(frozen);
@@ -270,6 +258,17 @@ class ClusterFaultsIT {
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
     assertThat(live).allSatisfy(instance -> assertThat(instance.jvm().isAlive()).isTrue());
     assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
+  }
+
+  /** Waits until a partition has a leader other than {@code old}: its leadership moved. */
+  private static void awaitNewLeader(BrokerCluster cluster, TopicPartition partition, int old) {
+    Await.until(
+        "a new leader of " + partition,
+        HEAL_TIMEOUT,
+        () -> {
+          int now = cluster.leaderOf(partition);
+          return now != -1 && now != old;
+        });
   }
 
   /** Sets a topic's {@code min.insync.replicas}. */
