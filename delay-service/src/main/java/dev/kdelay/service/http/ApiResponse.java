@@ -62,30 +62,21 @@ record ApiResponse(int status, String contentType, byte[] body, Map<String, Stri
 
   /** The {@code error} code of an error answer ({@link #error}), or {@code -} for any other. */
   String errorCode() {
-    if (status < 400 || !JSON.equals(contentType)) {
-      return "-";
-    }
-    try {
-      return MAPPER.readTree(body).path("error").asText("-");
-    } catch (java.io.IOException e) {
-      return "-";
-    }
+    return errorCode(json());
+  }
+
+  private String errorCode(JsonNode answer) {
+    return status < 400 || answer == null ? "-" : answer.path("error").asText("-");
   }
 
   /**
-   * What an answer to a change says of it, for the audit line: {@code action=... id=...
-   * partition=... offset=...} from its JSON body (an accepted change has all four, an error with an
-   * id that one), {@code -} for each it does not say. The id is quoted as log values are.
+   * What an answer to a change says of it, for the audit line, from one reading of its JSON body:
+   * {@code action=... id=... partition=... offset=... status=... code=...} (an accepted change has
+   * the first four, an error with an id that one and its code), {@code -} for each it does not say.
+   * The id is quoted as log values are.
    */
   String changeFields() {
-    JsonNode answer = null;
-    if (JSON.equals(contentType)) {
-      try {
-        answer = MAPPER.readTree(body);
-      } catch (java.io.IOException e) {
-        answer = null; // not JSON after all: nothing to say
-      }
-    }
+    JsonNode answer = json();
     return "action="
         + field(answer, "action", false)
         + " id="
@@ -93,7 +84,23 @@ record ApiResponse(int status, String contentType, byte[] body, Map<String, Stri
         + " partition="
         + field(answer, "partition", false)
         + " offset="
-        + field(answer, "offset", false);
+        + field(answer, "offset", false)
+        + " status="
+        + status
+        + " code="
+        + errorCode(answer);
+  }
+
+  /** The body read as JSON, or null if it is not JSON. */
+  private JsonNode json() {
+    if (!JSON.equals(contentType)) {
+      return null;
+    }
+    try {
+      return MAPPER.readTree(body);
+    } catch (java.io.IOException e) {
+      return null; // not JSON after all: nothing to say
+    }
   }
 
   private static String field(JsonNode answer, String name, boolean quoted) {

@@ -480,15 +480,13 @@ public final class HttpEndpoint implements AutoCloseable {
   /**
    * Logs a request that asked for a change, whatever its answer: the audit trail of who changed
    * what (the action, the id, and where the request was written when it was accepted), from where,
-   * and with which token (its fingerprint only). One line per change.
+   * and with which token (its name or fingerprint, never the token). One line per change.
    */
   private ApiResponse audited(Exchange exchange, ApiRequest request, ApiResponse answer) {
     if (HttpAccess.changesState(request.method())) {
       log.info(
-          "event=audit {} status={} code={} method={} path={} remote={} {}",
+          "event=audit {} method={} path={} remote={} {}",
           answer.changeFields(),
-          answer.status(),
-          answer.errorCode(),
           LogValues.quote(request.method()),
           LogValues.quote(path(request)),
           exchange.remote(),
