@@ -26,8 +26,15 @@ import java.util.stream.Collectors;
  *       a record timestamp or {@code delay-due-at} other than the due time;
  *   <li><b>unexpected</b>: a key that nobody scheduled, or one that was cancelled or replaced and
  *       fired after the cancel or replacement had been committed ({@link IntakeProgress});
- *   <li><b>corrupt</b>: payload, target topic or carried header not what was sent.
+ *   <li><b>corrupt</b>: payload, target topic or carried header not what was sent;
+ *   <li><b>dead-lettered</b> (when the dead letters are given): a dead letter the contract does not
+ *       explain.
  * </ul>
+ *
+ * <p>One dead letter is explained: a cancel or replacement stamped in the same millisecond as its
+ * schedule, read after that schedule had already fired (a backlog; the contract's "only what was
+ * read counts"), is {@code SUPERSEDED}, since a tie with a fire goes to the fire. The replacement
+ * then never fires, and is not lost: it was refused with a reason.
  *
  * <p>Lateness is measured on the first arrival of each expected occurrence: due to visible to the
  * consumer, and due to {@code delay-fired-at}. How far behind the request intake ran is measured
@@ -44,11 +51,14 @@ final class Verdict {
   private final List<String> early = new ArrayList<>();
   private final List<String> unexpected = new ArrayList<>();
   private final List<String> corrupt = new ArrayList<>();
+  private final List<String> deadLettered = new ArrayList<>();
+  private int supersededAfterFire;
   private final Lateness visible;
   private final Lateness intakeDelay;
   private final Lateness firing;
 
-  private Verdict(Ledger ledger, List<Received> fired, IntakeProgress intake) {
+  private Verdict(
+      Ledger ledger, List<Received> fired, IntakeProgress intake, List<DeadLetter> deadLetters) {
     Map<String, Ledger.Task> expected = ledger.expected();
     Set<String> uncertain = ledger.uncertainKeys();
     this.checked = expected.size();
@@ -59,16 +69,33 @@ final class Verdict {
     Map<String, Received> first = new HashMap<>();
     fired.forEach(received -> first.putIfAbsent(idempotencyKey(received), received));
     this.doomed = ledger.forbidden().size();
+    Set<String> firedBeforeUndoneIds = new HashSet<>();
     times.forEach(
         (key, count) -> {
           if (count > 1) {
             duplicated.put(key, count);
           }
-          if (!expected.containsKey(key) && !uncertain.contains(key)) {
-            checkUndone(key, ledger.doomed(key), first.get(key), intake);
+          if (!expected.containsKey(key)
+              && !uncertain.contains(key)
+              && checkUndone(key, ledger.doomed(key), first.get(key), intake)) {
+            firedBeforeUndoneIds.add(idOf(key));
           }
         });
-    expected.keySet().stream().filter(key -> !times.containsKey(key)).sorted().forEach(lost::add);
+    Set<String> superseded = new HashSet<>();
+    for (DeadLetter letter : deadLetters) {
+      if (letter.reason().equals("SUPERSEDED") && firedBeforeUndoneIds.contains(letter.id())) {
+        superseded.add(letter.id());
+      } else {
+        deadLettered.add(letter.toString());
+      }
+    }
+    this.supersededAfterFire = superseded.size();
+    expected.values().stream()
+        .filter(task -> !times.containsKey(task.idempotencyKey()))
+        .filter(task -> !superseded.contains(task.id()))
+        .map(Ledger.Task::idempotencyKey)
+        .sorted()
+        .forEach(lost::add);
     Set<String> measured = new HashSet<>();
     List<Long> visibleMs = new ArrayList<>();
     List<Long> firingMs = new ArrayList<>();
@@ -100,19 +127,48 @@ final class Verdict {
     return key == null ? "(no idempotency key: " + received.record() + ")" : key;
   }
 
+  /** The id of an idempotency key ({@code id@due}). */
+  private static String idOf(String idempotencyKey) {
+    int at = idempotencyKey.lastIndexOf('@');
+    return at < 0 ? idempotencyKey : idempotencyKey.substring(0, at);
+  }
+
+  /** Judges what was received; the dead letters were not read. */
   static Verdict of(Ledger ledger, List<Received> fired, IntakeProgress intake) {
-    return new Verdict(ledger, fired, intake);
+    return new Verdict(ledger, fired, intake, List.of());
+  }
+
+  /** Judges what was received and what was dead-lettered. */
+  static Verdict of(
+      Ledger ledger, List<Received> fired, IntakeProgress intake, List<DeadLetter> deadLetters) {
+    return new Verdict(ledger, fired, intake, deadLetters);
+  }
+
+  /**
+   * A dead letter: the id it was keyed by, and its reason code.
+   *
+   * @param id the schedule id
+   * @param reason the {@code delay-error} header
+   */
+  record DeadLetter(String id, String reason) {
+
+    @Override
+    public String toString() {
+      return id + ": " + reason;
+    }
   }
 
   /**
    * A cancelled or replaced occurrence fired: fine if it came due and fired before the cancel or
    * replacement took effect (the service was behind), wrong if it fired after that was committed.
+   *
+   * @return whether it fired before its cancel or replacement took effect
    */
-  private void checkUndone(
+  private boolean checkUndone(
       String key, Ledger.Doomed undone, Received received, IntakeProgress intake) {
     if (undone == null) {
       unexpected.add(key + " (never scheduled)");
-      return;
+      return false;
     }
     long firedAt = received.headerMs(DelayHeaders.FIRED_AT);
     OptionalLong appliedBy =
@@ -121,7 +177,7 @@ final class Verdict {
             : intake.appliedBy(undone.partition(), undone.offset());
     if (appliedBy.isEmpty() || firedAt <= appliedBy.getAsLong()) {
       firedBeforeUndone++;
-      return;
+      return true;
     }
     unexpected.add(
         String.format(
@@ -133,6 +189,7 @@ final class Verdict {
             undone.partition(),
             undone.offset(),
             appliedBy.getAsLong()));
+    return false;
   }
 
   private void check(Ledger.Task task, Received received) {
@@ -168,7 +225,8 @@ final class Verdict {
         && duplicated.isEmpty()
         && early.isEmpty()
         && unexpected.isEmpty()
-        && corrupt.isEmpty();
+        && corrupt.isEmpty()
+        && deadLettered.isEmpty();
   }
 
   Lateness visibleLateness() {
@@ -179,7 +237,8 @@ final class Verdict {
   String summary() {
     return String.format(
         "tasks checked=%d (incl. %d sentinels) lost=%d duplicated=%d early=%d unexpected=%d"
-            + " corrupt=%d; cancelled/replaced %d (%d fired before the cancel took effect);"
+            + " corrupt=%d dead-lettered=%d; cancelled/replaced %d (%d fired before the cancel"
+            + " took effect, %d of whose cancels were SUPERSEDED by the fire);"
             + " lateness due->visible %s; due->fired %s; request sent->applied %s",
         checked,
         sentinels,
@@ -188,8 +247,10 @@ final class Verdict {
         early.size(),
         unexpected.size(),
         corrupt.size(),
+        deadLettered.size(),
         doomed,
         firedBeforeUndone,
+        supersededAfterFire,
         visible,
         firing,
         intakeDelay);
@@ -206,6 +267,7 @@ final class Verdict {
     append(text, "early", early);
     append(text, "unexpected", unexpected);
     append(text, "corrupt", corrupt);
+    append(text, "dead-lettered", deadLettered);
     return text.toString();
   }
 
