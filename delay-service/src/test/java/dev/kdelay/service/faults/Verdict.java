@@ -229,6 +229,11 @@ final class Verdict {
         && deadLettered.isEmpty();
   }
 
+  /** The dead letters the contract does not explain. */
+  List<String> unexplainedDeadLetters() {
+    return List.copyOf(deadLettered);
+  }
+
   Lateness visibleLateness() {
     return visible;
   }
