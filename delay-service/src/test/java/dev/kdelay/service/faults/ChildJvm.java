@@ -214,6 +214,11 @@ final class ChildJvm {
     return logText(fromOffset).lines().filter(text -> line.matcher(text).find()).toList();
   }
 
+  /** Every line of the log. */
+  List<String> logLines() {
+    return logText(0).lines().toList();
+  }
+
   private String logText(long fromOffset) {
     try {
       byte[] bytes = Files.readAllBytes(log);

@@ -24,6 +24,9 @@ final class ServiceInstance {
   static final Pattern RUNNING =
       Pattern.compile("stream-client \\[[^]]+\\] State transition from \\S+ to RUNNING");
 
+  /** The start of a log line: its time, as the test log configuration writes it. */
+  private static final Pattern LOG_LINE = Pattern.compile("\\d\\d:\\d\\d:\\d\\d\\.\\d{3} ");
+
   /** What Kafka Streams logs at the end of an orderly close. */
   static final Pattern STOPPED = Pattern.compile("Streams client stopped completely");
 
@@ -114,9 +117,40 @@ final class ServiceInstance {
     return took;
   }
 
-  /** Lines that say a stream thread died since the first start. */
+  /**
+   * Lines that say a stream thread died since the first start, each with what killed it: the
+   * exception kdelay's handler logged last before it (its message and causes, without stack
+   * frames), since a CI run shows only the failure message.
+   */
   List<String> threadFailures() {
-    return jvm.linesMatching(THREAD_REPLACED, 0);
+    List<String> lines = jvm.logLines();
+    List<String> failures = new java.util.ArrayList<>();
+    int cause = -1;
+    for (int i = 0; i < lines.size(); i++) {
+      String line = lines.get(i);
+      if (line.contains("event=stream-thread-failed")) {
+        cause = i;
+      }
+      if (THREAD_REPLACED.matcher(line).find()) {
+        failures.add(line + (cause < 0 ? "" : "\n    " + exceptionAt(lines, cause)));
+      }
+    }
+    return failures;
+  }
+
+  /** The logged line at {@code start} and its exception's messages, without stack frames. */
+  private static String exceptionAt(List<String> lines, int start) {
+    List<String> text = new java.util.ArrayList<>(List.of(lines.get(start)));
+    for (int i = start + 1; i < lines.size() && text.size() < 12; i++) {
+      String line = lines.get(i);
+      if (LOG_LINE.matcher(line).lookingAt()) {
+        break; // the next log line: the exception has ended
+      }
+      if (!line.startsWith("\tat ") && !line.startsWith("\t... ")) {
+        text.add(line.length() > 300 ? line.substring(0, 300) + "..." : line);
+      }
+    }
+    return String.join("\n    ", text);
   }
 
   @Override
