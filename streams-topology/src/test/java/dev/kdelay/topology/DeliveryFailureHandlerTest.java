@@ -13,7 +13,9 @@ import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigException;
 import org.apache.kafka.common.errors.InvalidTimestampException;
+import org.apache.kafka.common.errors.NotEnoughReplicasException;
 import org.apache.kafka.common.errors.RecordTooLargeException;
+import org.apache.kafka.common.errors.TimeoutException;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler.Result;
@@ -76,6 +78,26 @@ class DeliveryFailureHandlerTest {
         handler.handleError(null, changelog, new RecordTooLargeException("too large")).result();
 
     assertThat(result).isEqualTo(Result.FAIL);
+    assertThat(quarantine.isEmpty()).isTrue();
+  }
+
+  @Test
+  void shouldRetryWithoutQuarantiningWhatSaysNothingOfTheRecordButOfTheCluster() {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(DelayHeaders.IDEMPOTENCY_KEY, bytes("order-1@1700000000000"));
+    ProducerRecord<byte[], byte[]> fired =
+        new ProducerRecord<>("orders", null, 1_700_000_000_000L, bytes("k"), bytes("v"), headers);
+
+    Result timedOut =
+        handler
+            .handleError(null, fired, new TimeoutException("orders not present in metadata"))
+            .result();
+    Result shortOfReplicas =
+        handler.handleError(null, fired, new NotEnoughReplicasException("2 of 3")).result();
+
+    // Kafka Streams closes the thread's tasks and revives them; the thread is not replaced.
+    assertThat(timedOut).isEqualTo(Result.RETRY);
+    assertThat(shortOfReplicas).isEqualTo(Result.RETRY);
     assertThat(quarantine.isEmpty()).isTrue();
   }
 

@@ -5,6 +5,7 @@ import java.util.Map;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.common.config.ConfigException;
+import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.streams.StreamsConfig;
 import org.apache.kafka.streams.errors.ErrorHandlerContext;
 import org.apache.kafka.streams.errors.ProductionExceptionHandler;
@@ -20,6 +21,13 @@ import org.slf4j.LoggerFactory;
  * producer's transaction abortable, so going on would only lose more work at the commit. The stream
  * thread is replaced, the aborted work runs again, and this time the quarantined record is replaced
  * by a dead letter, so one refused record costs one failed transaction, not a loop.
+ *
+ * <p>An error that says nothing of the record but of a passing state of the cluster (a {@link
+ * RetriableException}: a send that timed out waiting for metadata, a partition short of in-sync
+ * replicas past the producer's retries) is retried as Kafka Streams' own handler does: the thread's
+ * tasks are closed and revived from their changelogs, the transaction aborted, and the work runs
+ * again. The thread is not replaced, so a broker that stays away for a while does not count against
+ * the instance's limit of thread failures.
  *
  * <p>Set up by {@link #install}; it runs on producer I/O threads (errors the broker returned) and
  * on stream threads (errors the producer raised in {@code send}).
@@ -63,6 +71,13 @@ public final class DeliveryFailureHandler implements ProductionExceptionHandler 
       ErrorHandlerContext context, ProducerRecord<byte[], byte[]> record, Exception exception) {
     // A watched producer (RescuingProducer) reported it already; this is the one Kafka
     // Streams hears of, recorded here when nothing watches the producer.
+    if (exception instanceof RetriableException) {
+      log.warn(
+          "event=record-send-failed topic={} error={} response=retry",
+          LogValues.quote(record.topic()),
+          LogValues.quote(DeliveryQuarantine.describe(exception)));
+      return Response.retry();
+    }
     boolean recordedNow = quarantine.recordRefused(record, exception);
     log.error(
         "event=record-refused topic={} error={} response=fail{}",
