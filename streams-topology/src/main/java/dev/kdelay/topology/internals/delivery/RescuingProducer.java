@@ -71,7 +71,10 @@ import org.slf4j.LoggerFactory;
  * which fails the stream thread as before: first an error about the producer, as it came; then each
  * record refused alone, which the quarantine learns ({@link DeliveryQuarantine#recordRefused}), so
  * that the retry writes its dead letter; every other answer as a failure of its transaction, so
- * that nobody takes a suspect for the culprit.
+ * that nobody takes a suspect for the culprit. A transaction that failed with no record at fault
+ * (the coordinator aborted it, a partition leader could not reach the coordinator) has nothing to
+ * rescue: its records are answered {@link TransactionToRunAgainException}, retriable, so that Kafka
+ * Streams runs the work again without failing the thread.
  *
  * <p>At least once there is no transaction to abort: a refused record is sent again alone, and
  * replaced by its dead letter if refused again; its batch-mates are sent again; the other records
@@ -92,8 +95,9 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
   static final long BUDGET_NANOS = 30_000_000_000L;
 
   /**
-   * The longest one transaction of suspects sent alone stays open: kdelay sets {@code
-   * transaction.timeout.ms} to 5 s, and a transaction the coordinator aborts fences the producer.
+   * The longest one transaction of suspects sent alone stays open, well within {@code
+   * transaction.timeout.ms} (kdelay's default 20 s, which an operator may lower): a transaction the
+   * coordinator aborts fences the producer.
    */
   static final long ISOLATION_TRANSACTION_NANOS = 1_000_000_000L;
 
@@ -369,6 +373,17 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
    * @param cause the error to answer first, or null
    */
   private List<Answer> giveUp(Exception cause) {
+    return giveUp(cause, false);
+  }
+
+  /**
+   * Gives the rescue up as {@link #giveUp(Exception)} does.
+   *
+   * @param noneAtFault whether no record is at fault (the transaction failed for a reason of the
+   *     cluster's): the records are then answered {@link TransactionToRunAgainException}, which
+   *     Kafka Streams retries by reviving the tasks instead of failing the stream thread
+   */
+  private List<Answer> giveUp(Exception cause, boolean noneAtFault) {
     gaveUp = transactional;
     troubled = false;
     if (gaveUpFor == null) {
@@ -381,10 +396,13 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
         open.add(entry);
       }
     }
+    String notWritten =
+        "not written: kdelay gave up rescuing its transaction"
+            + (cause == null ? "" : " (" + cause + ")");
     Exception failed =
-        new KafkaException(
-            "not written: kdelay gave up rescuing its transaction"
-                + (cause == null ? "" : " (" + cause + ")"));
+        noneAtFault
+            ? new TransactionToRunAgainException(notWritten + "; no record of it was at fault")
+            : new KafkaException(notWritten);
     if (cause != null && !open.isEmpty()) {
       Sent first = open.remove(0);
       first.delivered = true;
@@ -410,9 +428,13 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
   }
 
   private void giveUpAndDeliver(Exception cause) {
+    giveUpAndDeliver(cause, false);
+  }
+
+  private void giveUpAndDeliver(Exception cause, boolean noneAtFault) {
     List<Answer> answers;
     synchronized (this) {
-      answers = giveUp(cause);
+      answers = giveUp(cause, noneAtFault);
     }
     deliver(answers);
   }
@@ -469,8 +491,13 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
             changelog |= entry.error != null && quarantine.isStoreChangelog(entry.current.topic());
           }
         }
-        if (suspects.isEmpty()
-            || ++rounds > MAX_ROUNDS
+        if (suspects.isEmpty()) {
+          // No record is at fault: the transaction failed (the coordinator aborted it, a broker
+          // did not answer). Kafka Streams runs the work again, without losing the thread.
+          giveUpAndDeliver(null, true);
+          return;
+        }
+        if (++rounds > MAX_ROUNDS
             || (!transactional && changelog)
             || System.nanoTime() - started > BUDGET_NANOS) {
           giveUpAndDeliver(null);
