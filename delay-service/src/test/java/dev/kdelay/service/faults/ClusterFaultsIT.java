@@ -359,6 +359,7 @@ class ClusterFaultsIT {
       List<Long> visible = new ArrayList<>();
       List<Long> firing = new ArrayList<>();
       int overBound = 0;
+      int writtenLate = 0;
       Set<String> seen = new java.util.HashSet<>();
       for (Received received : fired) {
         String key = received.header(DelayHeaders.IDEMPOTENCY_KEY);
@@ -370,13 +371,18 @@ class ClusterFaultsIT {
           if (late > electionMs + ELECTION_SLACK.toMillis()) {
             overBound++;
           }
+          if (task.writtenLate()) {
+            writtenLate++;
+          }
         }
       }
       Verdict.Lateness lateness = Verdict.Lateness.of(visible);
       return name
           + ": "
           + lateness.count()
-          + " tasks due meanwhile, lateness due->visible "
+          + " tasks due meanwhile ("
+          + writtenLate
+          + " of them acknowledged to the load only after they were due), lateness due->visible "
           + lateness
           + ", due->fired "
           + Verdict.Lateness.of(firing)

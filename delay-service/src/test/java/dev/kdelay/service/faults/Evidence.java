@@ -21,7 +21,7 @@ final class Evidence {
 
   static void write(Path dir, Ledger ledger, List<Received> fired) {
     List<String> ledgerLines = new ArrayList<>();
-    ledgerLines.add("kind,idempotency_key,request_partition,due_ms,sent_ms");
+    ledgerLines.add("kind,idempotency_key,request_partition,due_ms,sent_ms,acked_ms");
     for (Map.Entry<String, Ledger.Task> entry : ledger.expected().entrySet()) {
       Ledger.Task task = entry.getValue();
       ledgerLines.add(
@@ -32,10 +32,12 @@ final class Evidence {
               + ","
               + task.dueMs()
               + ","
-              + task.sentAtMs());
+              + task.sentAtMs()
+              + ","
+              + task.ackedAtMs());
     }
-    ledger.forbidden().forEach(key -> ledgerLines.add("forbidden," + key + ",,,"));
-    ledger.uncertainKeys().forEach(key -> ledgerLines.add("uncertain," + key + ",,,"));
+    ledger.forbidden().forEach(key -> ledgerLines.add("forbidden," + key + ",,,,"));
+    ledger.uncertainKeys().forEach(key -> ledgerLines.add("uncertain," + key + ",,,,"));
     List<String> firedLines = new ArrayList<>();
     firedLines.add("idempotency_key,topic,partition,offset,timestamp,fired_at_ms,received_at_ms");
     for (Received received : fired) {

@@ -20,6 +20,8 @@ final class Ledger {
    *
    * @param requestPartition the requests partition the schedule went to, hence its owner
    * @param requestOffset the schedule's offset there
+   * @param ackedAtMs when the load's producer had the broker's acknowledgement: a task due before
+   *     could not fire on time, whatever kdelay did (the broker, or the load, was stalled)
    */
   record Task(
       String id,
@@ -29,7 +31,14 @@ final class Ledger {
       int requestPartition,
       long requestOffset,
       String payload,
-      long sentAtMs) {}
+      long sentAtMs,
+      long ackedAtMs) {
+
+    /** Whether the broker acknowledged the request only after the task was due. */
+    boolean writtenLate() {
+      return ackedAtMs > dueMs;
+    }
+  }
 
   private final Map<String, Task> expected = new ConcurrentHashMap<>();
 

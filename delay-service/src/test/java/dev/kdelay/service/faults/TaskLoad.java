@@ -257,7 +257,8 @@ final class TaskLoad implements AutoCloseable {
                     metadata.partition(),
                     metadata.offset(),
                     payload,
-                    sentAt));
+                    sentAt,
+                    System.currentTimeMillis()));
           }
           written.accept(metadata);
         });

@@ -50,7 +50,15 @@ class VerdictTest {
     ledger.forbid(key("task-1"), DUE);
     ledger.expect(
         new Ledger.Task(
-            "task-1", "task-1@" + (DUE + 5_000), DUE + 5_000, "t", 0, 1, "payload", DUE - 9_000));
+            "task-1",
+            "task-1@" + (DUE + 5_000),
+            DUE + 5_000,
+            "t",
+            0,
+            1,
+            "payload",
+            DUE - 9_000,
+            DUE - 8_990));
     List<Received> fired = List.of(fire("task-1"));
 
     // then: the replacement dead-lettered SUPERSEDED was refused with a reason, not lost
