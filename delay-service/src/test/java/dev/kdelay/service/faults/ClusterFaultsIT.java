@@ -83,7 +83,8 @@ class ClusterFaultsIT {
   @Tag("integration")
   void shouldFireEveryTaskOnceThroughBrokerDeathsARollingRestartAndTooFewReplicasInSync(
       FaultRun run) throws Exception {
-    // given: three brokers, two instances, a load of tasks due over the faults
+    // given: three brokers, two instances, a load of tasks due over the faults: 50 a second for as
+    // long as the faults take (its plan is longer than any run; it stops after the last fault)
     Path dir = FaultScenario.freshDir("cluster.brokers");
     BrokerCluster cluster =
         run.closeAfter(BrokerCluster.start(dir, BROKERS, FaultScenario.childLogConfig()));
@@ -95,15 +96,15 @@ class ClusterFaultsIT {
         scenario.startLoad(
             new TaskLoad.Plan(
                 run.seed(),
-                9_000,
-                Duration.ofSeconds(180),
+                60_000,
+                Duration.ofSeconds(1_200),
                 Duration.ofSeconds(2),
                 Duration.ofSeconds(6),
                 0.1));
     List<Window> windows = new ArrayList<>();
 
     // when: the leader of a request partition dies, and comes back
-    load.awaitSent(0.1, Duration.ofMinutes(2));
+    load.awaitSentCount(900, Duration.ofMinutes(2));
     TopicPartition busiest = new TopicPartition(scenario.requestsTopic(), 0);
     int leader = cluster.leaderOf(busiest);
     long start = System.currentTimeMillis();
@@ -111,7 +112,7 @@ class ClusterFaultsIT {
     awaitNewLeader(cluster, busiest, leader);
     long elected = now() - start;
     String moved = busiest + " led by " + leader + ", then by " + cluster.leaderOf(busiest);
-    load.awaitSent(0.2, Duration.ofMinutes(2)); // down a while under load, as a crashed machine is
+    load.awaitSentCount(1_800, Duration.ofMinutes(2)); // down a while, as a crashed machine is
     cluster.node(leader).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
     long caughtUp = awaitCaughtUp(scenario);
@@ -120,7 +121,7 @@ class ClusterFaultsIT {
     scenario.report(windows.get(windows.size() - 1).healed());
 
     // when: the active controller dies, and comes back
-    load.awaitSent(0.3, Duration.ofMinutes(2));
+    load.awaitSentCount(2_700, Duration.ofMinutes(2));
     int controller = cluster.activeController();
     start = System.currentTimeMillis();
     cluster.kill(controller);
@@ -155,7 +156,7 @@ class ClusterFaultsIT {
     scenario.report(windows.get(windows.size() - 1).healed());
 
     // when: a rolling restart, one broker at a time
-    load.awaitSent(0.5, Duration.ofMinutes(2));
+    load.awaitSentCount(4_500, Duration.ofMinutes(2));
     start = System.currentTimeMillis();
     List<String> stops = new ArrayList<>();
     for (BrokerProcess node : cluster.nodes()) {
@@ -173,7 +174,7 @@ class ClusterFaultsIT {
     // when: the leader of a request partition freezes (SIGSTOP: a long GC pause, a frozen VM):
     // its connections stay open and nothing answers on them, so requests in flight to it wait out
     // the clients' request timeout; it thaws after FROZEN_FOR, the controller having counted it out
-    load.awaitSent(0.6, Duration.ofMinutes(2));
+    load.awaitSentCount(5_400, Duration.ofMinutes(2));
     int frozen = cluster.leaderOf(busiest);
     start = System.currentTimeMillis();
     String stopped = cluster.freeze(frozen);
@@ -197,7 +198,7 @@ class ClusterFaultsIT {
     scenario.report(windows.get(windows.size() - 1).healed());
 
     // when: a broker goes down and stays down while the rest of the load is due
-    load.awaitSent(0.7, Duration.ofMinutes(2));
+    load.awaitSentCount(6_300, Duration.ofMinutes(2));
     int down = 2;
     start = System.currentTimeMillis();
     cluster.kill(down);
@@ -223,7 +224,7 @@ class ClusterFaultsIT {
     minInsyncReplicas(scenario, starved, BROKERS);
     load.sendSentinels("starved", now() + 1_000);
     String refusal = awaitRefused(brokerLogs, starved);
-    load.awaitSent(0.9, Duration.ofMinutes(2)); // refused a while under load, if any is left
+    load.awaitSentCount(8_100, Duration.ofMinutes(2)); // refused a while under load
     cluster.node(down).restart();
     cluster.awaitFullyInSync(HEAL_TIMEOUT);
     minInsyncReplicas(scenario, starved, 2);
@@ -241,6 +242,15 @@ class ClusterFaultsIT {
             caughtUp,
             0));
     scenario.report(windows.get(windows.size() - 1).healed());
+
+    // then: every fault came under load (a slow heal must not leave a later fault with nothing due)
+    load.stopSending();
+    assertThat(windows)
+        .allSatisfy(
+            window ->
+                assertThat(window.tasksDue(scenario.ledger()))
+                    .as("tasks due during " + window.name())
+                    .isPositive());
 
     // then: every task fired once, none early
     Verdict verdict;
@@ -342,6 +352,13 @@ class ClusterFaultsIT {
    * partitions (0 where no broker died).
    */
   private record Window(String name, long startMs, long endMs, long electionMs) {
+
+    /** How many of the load's tasks were due within the window. */
+    long tasksDue(Ledger ledger) {
+      return ledger.expected().values().stream()
+          .filter(task -> task.dueMs() >= startMs && task.dueMs() <= endMs)
+          .count();
+    }
 
     /** What a report says once the cluster healed. */
     String healed() {

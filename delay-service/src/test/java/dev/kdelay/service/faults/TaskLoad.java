@@ -62,6 +62,7 @@ final class TaskLoad implements AutoCloseable {
   private final AtomicReference<Throwable> failure = new AtomicReference<>();
   private final Thread sender;
   private volatile long startedAtMs;
+  private volatile boolean stopping;
 
   TaskLoad(
       String bootstrapServers,
@@ -116,8 +117,20 @@ final class TaskLoad implements AutoCloseable {
 
   /** Waits until the given share of the tasks has been sent. */
   void awaitSent(double share, Duration timeout) {
-    int count = (int) Math.ceil(plan.tasks() * share);
+    awaitSentCount((int) Math.ceil(plan.tasks() * share), timeout);
+  }
+
+  /** Waits until this many tasks have been sent. */
+  void awaitSentCount(int count, Duration timeout) {
     Await.until(count + " of " + plan.tasks() + " tasks sent", timeout, () -> sent.get() >= count);
+  }
+
+  /**
+   * Sends no more tasks: for a test whose faults last as long as they take, with a plan long enough
+   * to keep the load going under every one of them. What was sent stays in the ledger.
+   */
+  void stopSending() {
+    stopping = true;
   }
 
   /** Waits until every request has been sent and acknowledged (or has failed for good). */
@@ -169,7 +182,7 @@ final class TaskLoad implements AutoCloseable {
     try {
       long windowNanos = plan.window().toNanos();
       long start = System.nanoTime();
-      for (int i = 0; i < plan.tasks(); i++) {
+      for (int i = 0; i < plan.tasks() && !stopping; i++) {
         long sendAt = start + windowNanos * i / plan.tasks();
         long wait = sendAt - System.nanoTime();
         if (wait > 0) {
