@@ -52,7 +52,7 @@ final class Verdict {
   private final List<String> unexpected = new ArrayList<>();
   private final List<String> corrupt = new ArrayList<>();
   private final List<String> deadLettered = new ArrayList<>();
-  private int supersededAfterFire;
+  private final int supersededAfterFire;
   private final Lateness visible;
   private final Lateness intakeDelay;
   private final Lateness firing;

@@ -493,8 +493,10 @@ public final class RescuingProducer implements Producer<byte[], byte[]> {
         }
         if (suspects.isEmpty()) {
           // No record is at fault: the transaction failed (the coordinator aborted it, a broker
-          // did not answer). Kafka Streams runs the work again, without losing the thread.
-          giveUpAndDeliver(null, true);
+          // did not answer). Kafka Streams runs the work again, without losing the thread; but
+          // not after a round that replaced records, which must not turn into a loop of revivals
+          // unbounded by the instance's limit of failed threads.
+          giveUpAndDeliver(null, rounds == 0);
           return;
         }
         if (++rounds > MAX_ROUNDS
