@@ -99,6 +99,9 @@ final class Runs {
     /** Lateness above this at p99 means the instance does not keep up. */
     static final long SUSTAINED_P99_MS = 1_000;
 
+    /** Growth of the median from the first to the last window that means it falls behind. */
+    static final long SUSTAINED_GROWTH_MS = 100;
+
     /** A run of {@code expected} records at {@code rate}, of which the probe saw {@code seen}. */
     static LatenessRun of(
         Observation seen,
@@ -126,9 +129,6 @@ final class Runs {
           compileMs,
           shortened);
     }
-
-    /** Growth of the median from the first to the last window that means it falls behind. */
-    static final long SUSTAINED_GROWTH_MS = 100;
 
     /**
      * Whether the instance kept up: every task fired, p99 within {@value #SUSTAINED_P99_MS} ms, and

@@ -163,7 +163,8 @@ public final class StreamsTuning {
     // silent one waits the request timeout below, 10 s) and aborted by the broker on its timeout
     // makes every stream thread close its tasks as lost, and under exactly-once that wipes their
     // stores, each restored again from its changelog. With 5 s the cluster fault test's frozen
-    // broker did that to both instances (every store restored); with 20 s no fault did.
+    // broker did that to both instances in the run compared; with 20 s the broker's own timeout no
+    // longer does, though a freeze as long as 20 s can still end in a fence (docs/operations.md).
     // Plain keys, not consumer./producer.-prefixed ones: Kafka Streams lets a prefixed key win
     // over a plain one, so a prefixed default would silently override a user's plain one.
     props.put(ConsumerConfig.SESSION_TIMEOUT_MS_CONFIG, 6_000);
