@@ -21,6 +21,7 @@ import java.security.SecureRandom;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
@@ -49,9 +50,9 @@ import org.testcontainers.DockerClientFactory;
  * scheduled tasks one broker container and one replica container are killed ({@code compose kill},
  * SIGKILL), and the fault tests' checker ({@link Verdict}) holds what a {@code read_committed}
  * consumer received against what was scheduled: nothing lost, nothing doubled. Each kill is checked
- * to have left its container stopped. Both then start again: the broker must rejoin the in-sync
- * replicas, the replica become ready (its tasks restored), and a schedule made through it fire
- * once. {@code compose down -v} must leave no container, volume or network behind.
+ * to have left its container stopped. Then the broker starts again and must rejoin the in-sync
+ * replicas, and the replica after it must become ready (its tasks restored) and a schedule made
+ * through it fire once. {@code compose down -v} must leave no container, volume or network behind.
  *
  * <p>It takes minutes and needs a container engine and a compose tool, so it runs only when asked:
  * {@code KDELAY_COMPOSE_SCENARIO=1} (or {@code -Dkdelay.test.compose=true}), as {@code .ci/run}
@@ -230,16 +231,25 @@ class ComposeScenarioIT {
             Duration.ofMinutes(1),
             () -> outOfSyncEverywhere(admin, "delay-requests", 2));
         mark("kafka-2 out of every replica set");
-        compose.run(Duration.ofMinutes(2), "start", "kafka-2", "kdelay-3");
-        mark("started kafka-2 and kdelay-3 again");
+        // One at a time: a compose start of both waits for the broker's health check before it
+        // starts the replica (depends_on), and a broker recovering from kill -9 on a busy machine
+        // of two cores took from 25 s to over two minutes to answer it.
+        compose.run(Duration.ofMinutes(1), "start", "kafka-2");
+        mark("started kafka-2 again");
 
         // then: the broker is back in every replica set, the replica restored its tasks, and a
         // schedule made through it fires once
-        Await.until(
-            "kafka-2 (broker 2) back in the in-sync replicas of kdelay's request topic",
-            Duration.ofMinutes(3),
-            () -> inSyncEverywhere(admin, "delay-requests", 2));
+        try {
+          Await.until(
+              "kafka-2 (broker 2) back in the in-sync replicas of kdelay's request topic",
+              Duration.ofMinutes(4),
+              () -> inSyncEverywhere(admin, "delay-requests", 2));
+        } catch (AssertionError e) {
+          throw new AssertionError(e.getMessage() + "; " + compose.state("kafka-2"), e);
+        }
         mark("kafka-2 in sync again");
+        compose.run(Duration.ofMinutes(2), "start", "kdelay-3");
+        mark("started kdelay-3 again");
         Await.until("every replica ready again", Duration.ofMinutes(5), this::allReady);
         mark("kdelay-3 ready again");
         scheduleThroughTheApi(admin, 8083, "api-2", writeToken, readToken);
@@ -739,11 +749,49 @@ class ComposeScenarioIT {
       if (!process.waitFor(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
         process.destroyForcibly();
         throw new AssertionError(
-            "compose " + String.join(" ", arguments) + " took over " + timeout + "; see " + log);
+            "compose "
+                + String.join(" ", arguments)
+                + " took over "
+                + timeout
+                + "; see "
+                + log
+                + "; "
+                + state(
+                    Arrays.stream(arguments)
+                        .filter(a -> a.matches("kafka-\\d|kdelay-\\d|prometheus"))
+                        .toArray(String[]::new)));
       }
       assertThat(process.exitValue())
           .as("compose " + String.join(" ", arguments) + "; see " + log)
           .isZero();
+    }
+
+    /**
+     * What a failure message needs when CI keeps only the message: every container's state (with
+     * its health) and the last lines each named service logged.
+     */
+    String state(String... services) {
+      List<String> logs = new ArrayList<>(List.of("logs", "--no-color", "--tail", "5"));
+      logs.addAll(List.of(services));
+      return "containers: " + output("ps") + "; last lines: " + output(logs.toArray(String[]::new));
+    }
+
+    private String output(String... arguments) {
+      try {
+        Path to = Files.createTempFile(DIR, "compose-", ".out");
+        Process process = start(ProcessBuilder.Redirect.to(to.toFile()), arguments);
+        if (!process.waitFor(30, TimeUnit.SECONDS)) {
+          process.destroyForcibly();
+        }
+        String text = Files.readString(to, StandardCharsets.UTF_8);
+        Files.delete(to);
+        return text.strip().replaceAll("\\s*\\n\\s*", " | ");
+      } catch (IOException e) {
+        return "(compose " + arguments[0] + " failed: " + e.getMessage() + ")";
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+        return "(interrupted)";
+      }
     }
 
     void logs(Path to) throws IOException, InterruptedException {
