@@ -63,6 +63,9 @@ import org.slf4j.LoggerFactory;
  *   <li>{@code kdelay_fire_lateness_seconds}: due time to fire, a histogram whose buckets are fine
  *       around the latency goals; percentiles come from {@code histogram_quantile}, across
  *       instances;
+ *   <li>{@code kdelay_fire_deferral_seconds}: how much later than its due time a fire-rate limit
+ *       ({@code delay.fire.rate.limits}) deferred a task, one count per task deferred: the limit's
+ *       share of the lateness above;
  *   <li>{@code kdelay_punctuation_duration_seconds}, {@code kdelay_punctuation_tasks}: the
  *       punctuations that found something due;
  *   <li>gauges {@code kdelay_tasks_pending}, {@code kdelay_schedules_paused}, {@code
@@ -109,6 +112,7 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   private final Counter cancelled;
   private final Counter skipped;
   private final Timer lateness;
+  private final Timer deferral;
   private final Timer punctuationDuration;
   private final DistributionSummary punctuationTasks;
 
@@ -175,6 +179,12 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
     lateness =
         Timer.builder("kdelay.fire.lateness")
             .description("How long after its due time a task fired")
+            .serviceLevelObjectives(LATENESS_BUCKETS)
+            .register(registry);
+    deferral =
+        Timer.builder("kdelay.fire.deferral")
+            .description(
+                "How much later than its due time a fire-rate limit deferred a task (one per task)")
             .serviceLevelObjectives(LATENESS_BUCKETS)
             .register(registry);
     punctuationDuration =
@@ -303,6 +313,11 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
       undeliverable[reason.ordinal()] = counter;
     }
     counter.increment();
+  }
+
+  @Override
+  public void fireDeferred(long deferredMs) {
+    deferral.record(deferredMs, TimeUnit.MILLISECONDS);
   }
 
   @Override

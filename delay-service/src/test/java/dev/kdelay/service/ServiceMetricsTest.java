@@ -76,6 +76,20 @@ public class ServiceMetricsTest {
   }
 
   @Test
+  void shouldRecordWhatFireRateLimitsDeferredApartFromTheLateness() {
+    // when: two tasks deferred by a fire-rate limit, by 200 ms and 4 s
+    metrics.fireDeferred(200);
+    metrics.fireDeferred(4_000);
+
+    // then
+    String scrape = metrics.scrape();
+    assertThat(sample(scrape, "kdelay_fire_deferral_seconds_count")).hasValue(2);
+    assertThat(sample(scrape, "kdelay_fire_deferral_seconds_sum")).hasValue(4.2);
+    assertThat(sample(scrape, "kdelay_fire_deferral_seconds_bucket{le=\"0.25\"}")).hasValue(1);
+    assertThat(sample(scrape, "kdelay_fire_lateness_seconds_count")).hasValue(0);
+  }
+
+  @Test
   void shouldCountCancelsSkipsUndeliverablesAndPunctuations() {
     // when
     metrics.taskCancelled();

@@ -8,6 +8,7 @@ import java.time.ZoneId;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalInt;
+import java.util.OptionalLong;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.header.internals.RecordHeader;
 import org.apache.kafka.common.utils.Utils;
@@ -41,6 +42,14 @@ import org.apache.kafka.common.utils.Utils;
  * i64    occurrence           1-based
  * </pre>
  *
+ * <p>Version {@value #VERSION_2} is version 1 with one more field at the end, written only for a
+ * task a fire-rate limit deferred ({@link StoredTask#deferredDueMs}); every other task is still
+ * written as version 1, which a kdelay that knows only version 1 reads:
+ *
+ * <pre>
+ * i64    deferred due ms      the due time of the occurrence deferred
+ * </pre>
+ *
  * <p>A reader rejects versions it does not know rather than guessing; a new layout gets a new
  * version byte and readers keep decoding the old ones.
  */
@@ -48,6 +57,9 @@ public final class StoredTaskCodec {
 
   /** The version byte of the layout above. */
   public static final byte VERSION_1 = 1;
+
+  /** The version byte of a deferred task's layout: version 1's, then its deferred due time. */
+  public static final byte VERSION_2 = 2;
 
   static final int FLAG_TARGET_KEY = 0x01;
   static final int FLAG_PARTITION = 0x02;
@@ -69,7 +81,7 @@ public final class StoredTaskCodec {
     Schedule schedule = task.schedule();
     Target target = schedule.target();
     Writer out = new Writer();
-    out.u8(VERSION_1);
+    out.u8(task.deferredDueMs().isPresent() ? VERSION_2 : VERSION_1);
     out.u8(flags(schedule));
     out.str(target.topic());
     if (target.key() != null) {
@@ -92,6 +104,9 @@ public final class StoredTaskCodec {
       out.i64(((Timing.Once) schedule.timing()).dueMs());
     }
     out.i64(task.occurrence());
+    if (task.deferredDueMs().isPresent()) {
+      out.i64(task.deferredDueMs().getAsLong());
+    }
     return out.toByteArray();
   }
 
@@ -118,7 +133,9 @@ public final class StoredTaskCodec {
     } else {
       length += 8;
     }
-    return (int) Math.min(Integer.MAX_VALUE, length + 8);
+    length += 8; // the occurrence
+    length += task.deferredDueMs().isPresent() ? 8 : 0;
+    return (int) Math.min(Integer.MAX_VALUE, length);
   }
 
   private static long strLength(String value) {
@@ -139,17 +156,19 @@ public final class StoredTaskCodec {
   public static StoredTask decode(byte[] data) {
     ByteBuffer in = ByteBuffer.wrap(data);
     try {
-      int flags = versionAndFlags(in);
+      byte version = version(in);
+      int flags = flags(in, version);
       Target target = target(in, flags);
       byte[] payload = (flags & FLAG_PAYLOAD) != 0 ? bytes(in) : null;
       List<Header> headers = headers(in);
       Timing timing = (flags & FLAG_CRON) != 0 ? readCron(in) : new Timing.Once(in.getLong());
       long occurrence = in.getLong();
+      OptionalLong deferredDueMs = deferredDueMs(in, version);
       if (in.hasRemaining()) {
         throw new IllegalArgumentException(in.remaining() + " trailing bytes in stored task");
       }
       Schedule schedule = new Schedule(target, timing, payload, headers);
-      return new StoredTask(schedule, occurrence);
+      return new StoredTask(schedule, occurrence, deferredDueMs);
     } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
       throw new IllegalArgumentException("malformed stored task: " + e, e);
     }
@@ -166,7 +185,8 @@ public final class StoredTaskCodec {
   public static StoredTaskSummary summarize(byte[] data) {
     ByteBuffer in = ByteBuffer.wrap(data);
     try {
-      int flags = versionAndFlags(in);
+      byte version = version(in);
+      int flags = flags(in, version);
       Target target = target(in, flags);
       int payloadBytes = (flags & FLAG_PAYLOAD) != 0 ? skip(in) : StoredTaskSummary.NO_PAYLOAD;
       int headerCount = headerCount(in);
@@ -176,33 +196,51 @@ public final class StoredTaskCodec {
       }
       Timing timing = (flags & FLAG_CRON) != 0 ? readCron(in) : new Timing.Once(in.getLong());
       long occurrence = in.getLong();
+      OptionalLong deferredDueMs = deferredDueMs(in, version);
       if (in.hasRemaining()) {
         throw new IllegalArgumentException(in.remaining() + " trailing bytes in stored task");
       }
       if (occurrence < 1) {
         throw new IllegalArgumentException("occurrence must be >= 1, got " + occurrence);
       }
-      return new StoredTaskSummary(target, timing, payloadBytes, headerCount, occurrence);
+      return new StoredTaskSummary(
+          target, timing, payloadBytes, headerCount, occurrence, deferredDueMs);
     } catch (BufferUnderflowException | IndexOutOfBoundsException | DateTimeException e) {
       throw new IllegalArgumentException("malformed stored task: " + e, e);
     }
   }
 
-  /**
-   * Reads the version byte, which must be {@link #VERSION_1}, and the flags, which it must know.
-   */
-  private static int versionAndFlags(ByteBuffer in) {
+  /** Reads the version byte, which must be {@link #VERSION_1} or {@link #VERSION_2}. */
+  private static byte version(ByteBuffer in) {
     byte version = in.get();
-    if (version != VERSION_1) {
+    if (version != VERSION_1 && version != VERSION_2) {
       throw new IllegalArgumentException(
-          "unknown stored task version " + version + "; this reader knows " + VERSION_1);
+          "unknown stored task version "
+              + version
+              + "; this reader knows "
+              + VERSION_1
+              + " and "
+              + VERSION_2);
     }
+    return version;
+  }
+
+  /** Reads the flags, which the reader must know. */
+  private static int flags(ByteBuffer in, byte version) {
     int flags = in.get();
     if ((flags & ~KNOWN_FLAGS) != 0) {
       throw new IllegalArgumentException(
-          "unknown flags 0x" + Integer.toHexString(flags & 0xff) + " in stored task version 1");
+          "unknown flags 0x"
+              + Integer.toHexString(flags & 0xff)
+              + " in stored task version "
+              + version);
     }
     return flags;
+  }
+
+  /** Reads the deferred due time that version 2 ends with; version 1 has none. */
+  private static OptionalLong deferredDueMs(ByteBuffer in, byte version) {
+    return version == VERSION_2 ? OptionalLong.of(in.getLong()) : OptionalLong.empty();
   }
 
   /** Reads the target: topic, then the key and partition the flags say are present. */

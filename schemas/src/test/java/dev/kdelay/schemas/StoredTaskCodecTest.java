@@ -27,6 +27,9 @@ class StoredTaskCodecTest {
 
   private static final long DUE = 1_767_225_900_000L;
 
+  /** The deferred occurrence's due time in {@code vectors/stored-task-v2-cron.hex}. */
+  private static final long DEFERRED_DUE = 1_795_000_000_000L;
+
   // ------------------------------------------------------------------------------ round trips
 
   @Test
@@ -216,6 +219,30 @@ class StoredTaskCodecTest {
   }
 
   @Test
+  void shouldMatchTheGoldenBytesWhenEncodingTheDeferredCronVector() {
+    assertThat(hex(StoredTaskCodec.encode(cronTask().deferredFrom(DEFERRED_DUE))))
+        .isEqualTo(hex(golden("/vectors/stored-task-v2-cron.hex")));
+  }
+
+  @Test
+  void shouldDecodeTheGoldenBytesWhenReadingTheDeferredCronVector() {
+    assertThat(StoredTaskCodec.decode(golden("/vectors/stored-task-v2-cron.hex")))
+        .isEqualTo(cronTask().deferredFrom(DEFERRED_DUE));
+  }
+
+  @Test
+  void shouldWriteVersion1UnlessTheTaskIsDeferredWhenEncoding() {
+    // Tasks no limit deferred stay readable by a kdelay that knows only version 1.
+    assertThat(StoredTaskCodec.encode(onceTask())[0]).isEqualTo(StoredTaskCodec.VERSION_1);
+    assertThat(StoredTaskCodec.encode(onceTask().deferredFrom(DUE))[0])
+        .isEqualTo(StoredTaskCodec.VERSION_2);
+    assertThat(StoredTaskCodec.encode(onceTask().deferredFrom(DUE).undeferred()))
+        .isEqualTo(StoredTaskCodec.encode(onceTask()));
+    assertRoundTrip(onceTask().deferredFrom(Long.MIN_VALUE));
+    assertRoundTrip(cronTask().deferredFrom(Long.MAX_VALUE));
+  }
+
+  @Test
   void shouldDecodeTheGoldenBytesWhenReadingTheCronVector() {
     assertThat(StoredTaskCodec.decode(golden("/vectors/stored-task-v1-cron.hex")))
         .isEqualTo(cronTask());
@@ -224,7 +251,7 @@ class StoredTaskCodecTest {
   // ------------------------------------------------------------------------------ bad input
 
   @ParameterizedTest
-  @ValueSource(bytes = {0, 2, 3, 0x7f, (byte) 0x80, (byte) 0xff})
+  @ValueSource(bytes = {0, 3, 4, 0x7f, (byte) 0x80, (byte) 0xff})
   void shouldThrowWhenVersionIsUnknown(byte version) {
     byte[] encoded = StoredTaskCodec.encode(onceTask());
     encoded[0] = version;
@@ -243,7 +270,7 @@ class StoredTaskCodecTest {
 
   @Test
   void shouldThrowWhenDataIsTruncatedAtAnyByte() {
-    for (StoredTask task : List.of(onceTask(), cronTask())) {
+    for (StoredTask task : List.of(onceTask(), cronTask(), cronTask().deferredFrom(DUE))) {
       byte[] encoded = StoredTaskCodec.encode(task);
       for (int length = 0; length < encoded.length; length++) {
         byte[] truncated = Arrays.copyOf(encoded, length);
@@ -363,7 +390,10 @@ class StoredTaskCodecTest {
   @Test
   void shouldSummarizeWhatDecodingShowsWithoutThePayloadOrHeaders() {
     for (String vector :
-        List.of("/vectors/stored-task-v1.hex", "/vectors/stored-task-v1-cron.hex")) {
+        List.of(
+            "/vectors/stored-task-v1.hex",
+            "/vectors/stored-task-v1-cron.hex",
+            "/vectors/stored-task-v2-cron.hex")) {
       byte[] golden = golden(vector);
       assertThat(StoredTaskCodec.summarize(golden))
           .as(vector)

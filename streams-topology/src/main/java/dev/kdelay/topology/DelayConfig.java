@@ -84,6 +84,15 @@ public final class DelayConfig extends AbstractConfig {
       "Most tasks one punctuation fires, so that polling, heartbeats and commits keep flowing"
           + " under a backlog; the rest fire in the next punctuation.";
 
+  public static final String FIRE_RATE_LIMITS_CONFIG = "delay.fire.rate.limits";
+  private static final String FIRE_RATE_LIMITS_DOC =
+      "How fast kdelay may write to a target topic: comma-separated topic=rate or"
+          + " topic=rate/burst, the rate in fires per second, the burst the most at once (by"
+          + " default the rate, rounded up). A task due while its topic is over its limit is held"
+          + " back to the next free slot, in due order, and fires then with its own due time;"
+          + " nothing is dropped. Each partition of the requests topic fires its share (rate and"
+          + " burst divided by the partition count). Empty: no limits.";
+
   public static final String MAX_FIRES_PER_COMMIT_CONFIG = "delay.max.fires.per.commit";
   private static final String MAX_FIRES_PER_COMMIT_DOC =
       "Most due tasks a stream thread fires into the first transaction of a burst; its tasks"
@@ -299,6 +308,13 @@ public final class DelayConfig extends AbstractConfig {
               between(1, 60_000),
               Importance.MEDIUM,
               PUNCTUATE_INTERVAL_DOC)
+          .define(
+              FIRE_RATE_LIMITS_CONFIG,
+              Type.STRING,
+              "",
+              (name, value) -> FireRateLimits.parse((String) value),
+              Importance.MEDIUM,
+              FIRE_RATE_LIMITS_DOC)
           .define(
               MAX_FIRES_PER_PUNCTUATION_CONFIG,
               Type.INT,
@@ -549,6 +565,11 @@ public final class DelayConfig extends AbstractConfig {
   /** Kafka Streams' commit interval, milliseconds. */
   public long commitIntervalMs() {
     return getLong(COMMIT_INTERVAL_CONFIG);
+  }
+
+  /** How fast kdelay may write to each limited target topic. */
+  public FireRateLimits fireRateLimits() {
+    return FireRateLimits.parse(getString(FIRE_RATE_LIMITS_CONFIG));
   }
 
   public int maxFiresPerPunctuation() {

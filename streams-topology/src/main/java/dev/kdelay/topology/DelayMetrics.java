@@ -69,6 +69,15 @@ public interface DelayMetrics {
    */
   default void taskUndeliverable(RejectionReason reason) {}
 
+  /**
+   * A task came due while its target topic was over its fire-rate limit, and was deferred to the
+   * topic's next free slot; it fires then, with its own due time. Counted once per deferral.
+   *
+   * @param deferredMs how much later than its due time it will fire: the limit's share of its
+   *     lateness, over 0
+   */
+  default void fireDeferred(long deferredMs) {}
+
   /** An occurrence of a recurring schedule was missed and, by its misfire policy, not fired. */
   default void occurrenceSkipped() {}
 

@@ -5,6 +5,7 @@ import dev.kdelay.topology.internals.RequestTimestamps;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Sinks;
+import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.util.List;
@@ -53,6 +54,12 @@ public final class DelayTopology {
    * ScheduleStores#type()}).
    */
   public static final String SCHEDULES_STORE = StoreFormat.SCHEDULES_STORE;
+
+  /**
+   * Name of the store of the fire-rate limits' clocks ({@link DelayConfig#fireRateLimits}): small,
+   * one entry per limited target topic and partition.
+   */
+  public static final String FIRE_SLOTS_STORE = FireSlots.STORE;
 
   /**
    * The stores of kdelay's first layout (two stores), which this version neither reads nor
@@ -155,6 +162,7 @@ public final class DelayTopology {
                 config.changelogDeleteRetentionMs(),
                 config.storeFormat()),
             PROCESSOR)
+        .addStateStore(FireSlots.storeBuilder(), PROCESSOR)
         .addSink(Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, PROCESSOR)
         .addSink(Sinks.DLQ, config.dlqTopic(), bytesOut, bytesOut, PROCESSOR)
         .addSink(Sinks.FIRE, targetTopic, firedKey, bytesOut, PROCESSOR)

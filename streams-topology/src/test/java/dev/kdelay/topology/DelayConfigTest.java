@@ -24,4 +24,48 @@ class DelayConfigTest {
         .isInstanceOf(ConfigException.class)
         .hasMessage("delay.bucket.width: unknown kdelay configuration key");
   }
+
+  @Test
+  void shouldReadFireRateLimitsWithAndWithoutABurst() {
+    DelayConfig config =
+        new DelayConfig(
+            Map.of(
+                DelayConfig.FIRE_RATE_LIMITS_CONFIG, " orders.reminders=1000 , billing_x=2.5/10"));
+
+    assertThat(config.fireRateLimits().of("orders.reminders"))
+        .hasValue(new FireRateLimits.Limit(1000, 1000));
+    assertThat(config.fireRateLimits().of("billing_x")).hasValue(new FireRateLimits.Limit(2.5, 10));
+    assertThat(config.fireRateLimits().of("other")).isEmpty();
+    assertThat(new DelayConfig(Map.of()).fireRateLimits().isEmpty()).isTrue();
+    // a burst below the partition count still lets each partition fire one at a time
+    assertThat(new FireRateLimits.Limit(2.5, 10).share(12))
+        .isEqualTo(new FireRateLimits.Limit(2.5 / 12, 1));
+    // a rate below one a second has a burst of one
+    assertThat(FireRateLimits.parse("t=0.25").of("t")).hasValue(new FireRateLimits.Limit(0.25, 1));
+  }
+
+  @Test
+  void shouldRefuseAFireRateLimitItCannotRead() {
+    for (String bad :
+        new String[] {
+          "orders",
+          "orders=",
+          "=5",
+          "orders=0",
+          "orders=-1",
+          "orders=NaN",
+          "orders=fast",
+          "orders=5/0",
+          "orders=5/x",
+          "or ders=5",
+          "orders=5,orders=6",
+          "orders=5,"
+        }) {
+      assertThatThrownBy(
+              () -> new DelayConfig(Map.of(DelayConfig.FIRE_RATE_LIMITS_CONFIG, bad)), bad)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining(DelayConfig.FIRE_RATE_LIMITS_CONFIG)
+          .hasMessageContaining("cannot be read as a limit");
+    }
+  }
 }

@@ -58,8 +58,13 @@ final class DelayDriver implements AutoCloseable {
 
   /** A driver that runs exactly once, as the service does: each record commits a transaction. */
   static DelayDriver exactlyOnce(Path stateDir) {
+    return exactlyOnce(stateDir, Map.of());
+  }
+
+  /** The same, with overrides. */
+  static DelayDriver exactlyOnce(Path stateDir, Map<String, Object> overrides) {
     return new DelayDriver(
-        stateDir, Map.of(), TargetTopics.UNCHECKED, null, StreamsConfig.EXACTLY_ONCE_V2);
+        stateDir, overrides, TargetTopics.UNCHECKED, null, StreamsConfig.EXACTLY_ONCE_V2);
   }
 
   private DelayDriver(

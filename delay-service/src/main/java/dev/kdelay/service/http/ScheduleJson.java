@@ -65,6 +65,8 @@ final class ScheduleJson {
   private static void task(Map<String, Object> json, String id, StoredTaskSummary task) {
     json.put("target", target(id, task.target()));
     json.put("occurrence", task.occurrence());
+    // A fire-rate limit deferred it: it fires at its due time above as the occurrence due then.
+    task.deferredDueMs().ifPresent(due -> time(json, "deferredFrom", due));
     json.put("recurring", task.recurring());
     if (task.timing() instanceof CronSpec cron) {
       json.put("cron", cron(cron));

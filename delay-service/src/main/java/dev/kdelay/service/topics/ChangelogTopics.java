@@ -41,7 +41,8 @@ final class ChangelogTopics {
 
   private static final Logger log = LoggerFactory.getLogger(ChangelogTopics.class);
 
-  private static final List<String> STORES = List.of(DelayTopology.SCHEDULES_STORE);
+  private static final List<String> STORES =
+      List.of(DelayTopology.SCHEDULES_STORE, DelayTopology.FIRE_SLOTS_STORE);
 
   private ChangelogTopics() {}
 

@@ -5,10 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatCode;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.service.DelayServiceException;
+import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.DelayTopology;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
 import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.ConfigEntry;
+import org.apache.kafka.streams.TopologyDescription;
 import org.junit.jupiter.api.Test;
 
 class ChangelogTopicsTest {
@@ -16,7 +21,28 @@ class ChangelogTopicsTest {
   @Test
   void shouldNameChangelogsAsKafkaStreamsDoes() {
     assertThat(ChangelogTopics.all("kdelay"))
-        .containsExactly("kdelay-delay-schedules-v2-changelog");
+        .containsExactly(
+            "kdelay-delay-schedules-v2-changelog", "kdelay-delay-fire-slots-changelog");
+  }
+
+  @Test
+  void shouldNameTheChangelogOfEveryStoreOfTheTopology() {
+    // a store added to the topology without its changelog here would go unchecked
+    Set<String> stores = new TreeSet<>();
+    DelayTopology.build(new DelayConfig(Map.of()))
+        .describe()
+        .subtopologies()
+        .forEach(
+            subtopology ->
+                subtopology.nodes().stream()
+                    .filter(node -> node instanceof TopologyDescription.Processor)
+                    .forEach(
+                        node -> stores.addAll(((TopologyDescription.Processor) node).stores())));
+
+    assertThat(stores).isNotEmpty();
+    assertThat(ChangelogTopics.all("kdelay"))
+        .containsExactlyInAnyOrderElementsOf(
+            stores.stream().map(store -> "kdelay-" + store + "-changelog").toList());
   }
 
   @Test

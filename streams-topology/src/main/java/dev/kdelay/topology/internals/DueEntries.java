@@ -11,6 +11,7 @@ import dev.kdelay.topology.internals.delivery.Delivery;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Firing;
 import dev.kdelay.topology.internals.delivery.OutputRecords;
+import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore.Stored;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
@@ -38,13 +39,19 @@ final class DueEntries {
   private final Recurrence recurrence;
   private final DelayMetrics metrics;
   private final long firedRetentionMs;
+  private final FireSlots slots;
 
   DueEntries(
-      ScheduleWrites writes, Recurrence recurrence, DelayMetrics metrics, long firedRetentionMs) {
+      ScheduleWrites writes,
+      Recurrence recurrence,
+      DelayMetrics metrics,
+      long firedRetentionMs,
+      FireSlots slots) {
     this.writes = writes;
     this.recurrence = recurrence;
     this.metrics = metrics;
     this.firedRetentionMs = firedRetentionMs;
+    this.slots = slots;
   }
 
   /**
@@ -73,15 +80,26 @@ final class DueEntries {
       return;
     }
     StoredTask task = decoded.value();
+    // A deferred entry came due at its slot: it fires as the occurrence that was due.
+    boolean deferred = task.deferredDueMs().isPresent();
+    long dueMs = task.deferredDueMs().orElse(due.dueMs());
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
-      Record<FiredKey, byte[]> fired =
-          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, 1);
+      if (!deferred && deferIfLimited(due, task, nowMs)) {
+        return;
+      }
+      Record<FiredKey, byte[]> fired = OutputRecords.fired(id, task.schedule(), dueMs, nowMs, 1);
       ScheduleEntry marker = firedMarker(entry.requestMs(), entry.origin(), nowMs);
-      firing.fire(fired, nowMs, due.dueMs());
+      firing.fire(fired, nowMs, dueMs);
       writes.write(id, stored, marker, true);
       return;
     }
-    Recurrence.Step step = recurrence.onDue(spec, due.dueMs(), task.occurrence() - 1, nowMs);
+    // A deferred occurrence passed its misfire policy when it came due: seen at its due time, it
+    // fires whatever the policy, and the occurrences after it are judged by theirs.
+    Recurrence.Step step =
+        recurrence.onDue(spec, dueMs, task.occurrence() - 1, deferred ? dueMs : nowMs);
+    if (step.fire() && !deferred && deferIfLimited(due, task, nowMs)) {
+      return;
+    }
     ScheduleEntry next =
         step.next().isEmpty()
             ? null
@@ -92,13 +110,41 @@ final class DueEntries {
                 new StoredTask(task.schedule(), task.occurrence() + (step.fire() ? 1 : 0)));
     if (step.fire()) {
       firing.fire(
-          OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
-          nowMs,
-          due.dueMs());
+          OutputRecords.fired(id, task.schedule(), dueMs, nowMs, task.occurrence()), nowMs, dueMs);
     } else {
       Delivery.afterward(metrics::occurrenceSkipped);
     }
     writes.write(id, stored, next, true);
+  }
+
+  /**
+   * Defers a task that came due to its topic's next free slot if a fire-rate limit holds it back:
+   * its entry is rewritten due at the slot, keeping the due time it fires with. Nothing goes out
+   * now; it stays cancellable, and fires at the slot.
+   *
+   * @return whether it was deferred
+   */
+  private boolean deferIfLimited(MeteredScheduleStore.Due due, StoredTask task, long nowMs) {
+    OptionalLong slot = slots.take(task.schedule().target().topic(), nowMs);
+    if (slot.isEmpty()) {
+      return false;
+    }
+    ScheduleEntry entry = due.entry();
+    long slotMs = slot.getAsLong();
+    writes.write(
+        due.stored().id(),
+        due.stored(),
+        ScheduleEntry.scheduled(
+            slotMs, entry.requestMs(), entry.origin(), task.deferredFrom(due.dueMs())),
+        false);
+    long deferredMs = slotMs - due.dueMs();
+    Delivery.afterward(() -> metrics.fireDeferred(deferredMs));
+    return true;
+  }
+
+  /** Saves the fire-rate limits' clocks after a batch of due entries, before its commit. */
+  void batchDone() {
+    slots.save();
   }
 
   /**
@@ -123,9 +169,10 @@ final class DueEntries {
       if (task.schedule().recurring()) {
         throw new IllegalStateException("a recurring schedule is dead-lettered whole");
       }
+      long dueMs = task.deferredDueMs().orElse(due.dueMs());
       deadLetter =
           OutputRecords.undeliverable(
-              OutputRecords.fired(id, task.schedule(), due.dueMs(), nowMs, task.occurrence()),
+              OutputRecords.fired(id, task.schedule(), dueMs, nowMs, task.occurrence()),
               rejection,
               nowMs);
     } catch (RuntimeException notAFire) {

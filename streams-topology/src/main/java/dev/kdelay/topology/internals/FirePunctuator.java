@@ -182,6 +182,8 @@ final class FirePunctuator implements Punctuator {
       }
       handled++;
     }
+    // The fire-rate limits' clocks go into the transaction of the entries they deferred.
+    this.due.batchDone();
     waitedLastTime = waitingNow == null ? Map.of() : waitingNow;
     waitingNow = null;
     // A burst: the task's share of the transaction is fired, so it commits now (FireCommits).

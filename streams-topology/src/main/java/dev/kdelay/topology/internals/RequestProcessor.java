@@ -25,6 +25,7 @@ import dev.kdelay.topology.internals.delivery.FireCommits;
 import dev.kdelay.topology.internals.delivery.FireSteps;
 import dev.kdelay.topology.internals.delivery.OutputRecords;
 import dev.kdelay.topology.internals.delivery.TargetPolicy;
+import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
@@ -166,7 +167,10 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.gauges = new PartitionState(partition);
     this.fence = new TaskFence(!atLeastOnce(context), rerouteTopic, partition);
     this.writes = new ScheduleWrites(store, gauges, atLeastOnce(context));
-    DueEntries due = new DueEntries(writes, recurrence, metrics, config.firedRetentionMs());
+    FireSlots slots =
+        new FireSlots(
+            config.fireRateLimits(), requestsPartitions, context.getStateStore(FireSlots.STORE));
+    DueEntries due = new DueEntries(writes, recurrence, metrics, config.firedRetentionMs(), slots);
     this.schedules =
         new Schedules(store, writes, due, config.cancelRetentionMs(), recurrence, metrics);
     store.onCommit(

@@ -284,7 +284,8 @@ final class Schedules {
     if (refused.isPresent() || current.state() == State.SCHEDULED) {
       return refused; // running, not paused: nothing to do
     }
-    StoredTask task = current.decodeTask().value();
+    // An occurrence a fire-rate limit deferred before the pause was skipped by it, as any other.
+    StoredTask task = current.decodeTask().value().undeferred();
     OptionalLong next = nextWhilePaused(current, (CronSpec) task.schedule().timing(), nowMs);
     if (next.isEmpty()) {
       remove(id, stored); // ended while paused
@@ -323,8 +324,10 @@ final class Schedules {
     StoredTask task = current.decodeTask().value();
     Schedule schedule = task.schedule();
     if (!(schedule.timing() instanceof CronSpec spec)) {
-      Record<FiredKey, byte[]> fired =
-          OutputRecords.fired(id, schedule, current.timeMs(), nowMs, 1);
+      // A one-shot a fire-rate limit deferred fires as the task that was due (a trigger is not
+      // limited: an operator asked for it).
+      long dueMs = task.deferredDueMs().orElse(current.timeMs());
+      Record<FiredKey, byte[]> fired = OutputRecords.fired(id, schedule, dueMs, nowMs, 1);
       ScheduleEntry marker = due.firedMarker(by.requestMs(), by.origin(), nowMs);
       firing.fire(fired, nowMs, by.requestMs());
       writes.write(id, stored, marker, true);
@@ -332,7 +335,9 @@ final class Schedules {
     }
     boolean paused = current.state() == State.PAUSED;
     OptionalLong occurrence =
-        paused ? nextWhilePaused(current, spec, nowMs) : OptionalLong.of(current.timeMs());
+        paused
+            ? nextWhilePaused(current, spec, nowMs)
+            : OptionalLong.of(task.deferredDueMs().orElse(current.timeMs()));
     if (occurrence.isEmpty()) {
       return rejection(
           RejectionReason.NOT_APPLICABLE,

@@ -11,11 +11,13 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.FireCommits;
 import dev.kdelay.topology.internals.delivery.FireSteps;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Firing;
+import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
 import dev.kdelay.topology.internals.store.ScheduleEntry.State;
@@ -375,7 +377,13 @@ class HeldFireWritesTest {
       Recurrence recurrence =
           new Recurrence(new Occurrences(Duration.ofDays(365).toMillis()), 0, 0);
       writes = new ScheduleWrites(store, new PartitionState(0), true);
-      due = new DueEntries(writes, recurrence, DelayMetrics.NOOP, Duration.ofHours(1).toMillis());
+      due =
+          new DueEntries(
+              writes,
+              recurrence,
+              DelayMetrics.NOOP,
+              Duration.ofHours(1).toMillis(),
+              new FireSlots(FireRateLimits.NONE, 1, null));
       schedules =
           new Schedules(
               store, writes, due, Duration.ofHours(1).toMillis(), recurrence, DelayMetrics.NOOP);

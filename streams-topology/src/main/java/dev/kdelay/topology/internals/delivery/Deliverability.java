@@ -83,7 +83,8 @@ public final class Deliverability {
             + RecordSize.MAX_RECORD_OVERHEAD
             + Utils.utf8Length(id)
             + ScheduleEntry.FORMAT_3_HEADER_BYTES
-            + StoredTaskCodec.encodedLength(new StoredTask(schedule, WIDEST))
+            // the widest it is kept as: deferred by a fire-rate limit, it carries its due time
+            + StoredTaskCodec.encodedLength(new StoredTask(schedule, WIDEST).deferredFrom(WIDEST))
             + 10;
     if (stored > maxRequestBytes) {
       return rejection(

@@ -1,0 +1,136 @@
+package dev.kdelay.topology;
+
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Objects;
+import java.util.Optional;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * How fast kdelay may write to each limited target topic: {@code delay.fire.rate.limits}, a comma
+ * separated list of {@code topic=rate} or {@code topic=rate/burst}, the rate in fires per second (a
+ * decimal above 0), the burst the most fires that may go out at once after a quiet spell (a whole
+ * number, by default the rate rounded up). A topic not listed is not limited.
+ *
+ * <pre>
+ *   delay.fire.rate.limits=orders.reminders=1000,billing.retries=2.5/10
+ * </pre>
+ *
+ * <p>Each partition of the request topic fires its share of the limit, rate and burst divided by
+ * the partition count (a burst of at least one each), so that instances need not talk to each other
+ * to keep a topic within its limit; ids spread unevenly over the partitions use less than the whole
+ * of it.
+ *
+ * @param byTopic each limited topic's limit
+ */
+public record FireRateLimits(Map<String, Limit> byTopic) {
+
+  /** No topic limited. */
+  public static final FireRateLimits NONE = new FireRateLimits(Map.of());
+
+  /**
+   * One topic's limit.
+   *
+   * @param perSecond fires per second; above 0
+   * @param burst the most fires at once; at least 1
+   */
+  public record Limit(double perSecond, int burst) {
+
+    /** Creates a limit. */
+    public Limit {
+      if (!(perSecond > 0) || Double.isInfinite(perSecond)) {
+        throw new IllegalArgumentException("a rate must be above 0 fires a second: " + perSecond);
+      }
+      if (burst < 1) {
+        throw new IllegalArgumentException("a burst must be at least 1: " + burst);
+      }
+    }
+
+    /**
+     * The share of this limit that one of {@code partitions} partitions fires.
+     *
+     * @param partitions the request topic's partition count
+     * @return the rate divided by it, and the burst likewise, at least 1
+     */
+    public Limit share(int partitions) {
+      return new Limit(perSecond / partitions, Math.max(1, burst / partitions));
+    }
+
+    @Override
+    public String toString() {
+      return perSecond + "/s, burst " + burst;
+    }
+  }
+
+  /** Creates the limits. */
+  public FireRateLimits {
+    byTopic = Map.copyOf(Objects.requireNonNull(byTopic, "byTopic cannot be null"));
+  }
+
+  /**
+   * The limit of a topic, if it has one.
+   *
+   * @param topic a target topic
+   * @return its limit, or empty if it is not limited
+   */
+  public Optional<Limit> of(String topic) {
+    return Optional.ofNullable(byTopic.get(topic));
+  }
+
+  /** Whether no topic is limited. */
+  public boolean isEmpty() {
+    return byTopic.isEmpty();
+  }
+
+  /**
+   * Reads {@code delay.fire.rate.limits}.
+   *
+   * @param value the setting; blank for no limits
+   * @return the limits
+   * @throws ConfigException naming the entry that cannot be read
+   */
+  public static FireRateLimits parse(String value) {
+    Map<String, Limit> limits = new LinkedHashMap<>();
+    if (value == null || value.isBlank()) {
+      return NONE;
+    }
+    for (String item : value.split(",", -1)) {
+      String entry = item.strip();
+      int equals = entry.lastIndexOf('=');
+      if (equals <= 0 || equals == entry.length() - 1) {
+        throw refused(entry, "expected topic=rate or topic=rate/burst");
+      }
+      String topic = entry.substring(0, equals).strip();
+      if (!topic.matches("[A-Za-z0-9._-]{1,249}")) {
+        throw refused(entry, "not a topic name");
+      }
+      String spec = entry.substring(equals + 1).strip();
+      int slash = spec.indexOf('/');
+      Limit limit;
+      try {
+        double perSecond = Double.parseDouble(slash < 0 ? spec : spec.substring(0, slash));
+        int burst =
+            slash < 0
+                ? (int) Math.min(Integer.MAX_VALUE, Math.ceil(perSecond))
+                : Integer.parseInt(spec.substring(slash + 1).strip());
+        limit = new Limit(perSecond, burst);
+      } catch (IllegalArgumentException e) {
+        throw refused(entry, e.getMessage());
+      }
+      if (limits.put(topic, limit) != null) {
+        throw refused(entry, "the topic is limited twice");
+      }
+    }
+    return new FireRateLimits(limits);
+  }
+
+  private static ConfigException refused(String entry, String why) {
+    return new ConfigException(
+        DelayConfig.FIRE_RATE_LIMITS_CONFIG, entry, "cannot be read as a limit: " + why);
+  }
+
+  @Override
+  public String toString() {
+    return byTopic.toString();
+  }
+}

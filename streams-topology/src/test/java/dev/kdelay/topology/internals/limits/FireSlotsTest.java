@@ -1,0 +1,112 @@
+package dev.kdelay.topology.internals.limits;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kdelay.topology.FireRateLimits;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.OptionalLong;
+import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.processor.api.MockProcessorContext;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.state.Stores;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+class FireSlotsTest {
+
+  private static final long NOW = 1_800_000_000_000L;
+
+  private KeyValueStore<String, Long> store;
+
+  @BeforeEach
+  void openStore() {
+    store =
+        Stores.keyValueStoreBuilder(
+                Stores.inMemoryKeyValueStore(FireSlots.STORE), Serdes.String(), Serdes.Long())
+            .withLoggingDisabled()
+            .build();
+    store.init(new MockProcessorContext<>().getStateStoreContext(), store);
+  }
+
+  @AfterEach
+  void closeStore() {
+    store.close();
+  }
+
+  @Test
+  void shouldFireATopicWithoutALimitAtOnce() {
+    FireSlots slots = new FireSlots(FireRateLimits.parse("limited=1"), 1, store);
+
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(slots.take("free", NOW)).isEmpty();
+    }
+  }
+
+  @Test
+  void shouldLetTheBurstGoAtOnceAndSpaceTheRestOneIntervalApart() {
+    FireSlots slots = new FireSlots(FireRateLimits.parse("t=10/3"), 1, store);
+
+    List<OptionalLong> taken = new ArrayList<>();
+    for (int i = 0; i < 6; i++) {
+      taken.add(slots.take("t", NOW));
+    }
+
+    // 10 a second is one every 100 ms; a burst of 3 lets the clock run 200 ms ahead of now
+    assertThat(taken)
+        .containsExactly(
+            OptionalLong.empty(),
+            OptionalLong.empty(),
+            OptionalLong.empty(),
+            OptionalLong.of(NOW + 100),
+            OptionalLong.of(NOW + 200),
+            OptionalLong.of(NOW + 300));
+  }
+
+  @Test
+  void shouldFireAtOnceAgainAfterAQuietSpell() {
+    FireSlots slots = new FireSlots(FireRateLimits.parse("t=2/1"), 1, store);
+
+    assertThat(slots.take("t", NOW)).isEmpty();
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 500);
+    // the slot at NOW + 500 was handed out: a fire due at NOW + 700 waits for the next one
+    assertThat(slots.take("t", NOW + 700)).hasValue(NOW + 1_000);
+    assertThat(slots.take("t", NOW + 5_000)).isEmpty();
+  }
+
+  @Test
+  void shouldGiveEachPartitionItsShareOfTheLimit() {
+    // 12 a second over 4 partitions: 3 a second each, a burst of 8 / 4 = 2 each
+    FireSlots slots = new FireSlots(FireRateLimits.parse("t=12/8"), 4, store);
+
+    assertThat(slots.take("t", NOW)).isEmpty();
+    assertThat(slots.take("t", NOW)).isEmpty();
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 334);
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 667);
+  }
+
+  @Test
+  void shouldContinueFromTheSavedClockWhenOpenedAgain() {
+    FireSlots before = new FireSlots(FireRateLimits.parse("t=1/1"), 1, store);
+    assertThat(before.take("t", NOW)).isEmpty();
+    assertThat(before.take("t", NOW)).hasValue(NOW + 1_000);
+    assertThat(before.take("t", NOW)).hasValue(NOW + 2_000);
+    assertThat(store.get("t")).as("nothing saved before save()").isNull();
+    before.save();
+
+    // a restart, or the partition's move to another instance, with its store restored
+    FireSlots after = new FireSlots(FireRateLimits.parse("t=1/1"), 1, store);
+
+    assertThat(after.take("t", NOW + 10)).hasValue(NOW + 3_000);
+  }
+
+  @Test
+  void shouldRefuseLimitsWithoutTheirStore() {
+    assertThatThrownBy(() -> new FireSlots(FireRateLimits.parse("t=1"), 1, null))
+        .isInstanceOf(IllegalArgumentException.class)
+        .hasMessageContaining(FireSlots.STORE);
+    assertThat(new FireSlots(FireRateLimits.NONE, 1, null).any()).isFalse();
+  }
+}
