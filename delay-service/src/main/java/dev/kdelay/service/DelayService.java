@@ -22,6 +22,7 @@ import dev.kdelay.service.http.Peers;
 import dev.kdelay.service.http.ScheduleBody;
 import dev.kdelay.service.http.ScheduleQueries;
 import dev.kdelay.service.http.TargetTopicCheck;
+import dev.kdelay.service.limits.FireRateLimitsFeed;
 import dev.kdelay.service.topics.AdminTargetTopics;
 import dev.kdelay.service.topics.PartitionCountGuard;
 import dev.kdelay.service.topics.RequiredTopics;
@@ -29,6 +30,7 @@ import dev.kdelay.service.warmup.FirePathWarmup;
 import dev.kdelay.service.warmup.WarmingClientSupplier;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
+import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
@@ -90,6 +92,9 @@ public final class DelayService implements AutoCloseable {
   /** How long closing an admin client waits for its pending calls. */
   private static final Duration ADMIN_CLOSE_TIMEOUT = Duration.ofSeconds(5);
 
+  /** How long a start waits to read the limits topic before it starts with what it has. */
+  private static final Duration LIMITS_READ_TIMEOUT = Duration.ofSeconds(10);
+
   /** How long the admin API waits for another instance, or for Kafka to acknowledge a request. */
   private static final Duration HTTP_CALL_TIMEOUT = Duration.ofSeconds(10);
 
@@ -122,6 +127,7 @@ public final class DelayService implements AutoCloseable {
   private Optional<PeerEviction> peerEviction = Optional.empty();
   private AdminTargetTopics targetTopics;
   private WarmingClientSupplier clients;
+  private FireRateLimitsFeed limits;
   private HttpEndpoint http;
   private Peers peers;
   private FireHistory fireHistory;
@@ -193,6 +199,14 @@ public final class DelayService implements AutoCloseable {
     return Optional.ofNullable(streams).map(KafkaStreams::state);
   }
 
+  /**
+   * The fire-rate limits in effect on this instance: {@code delay.fire.rate.limits} overlaid by
+   * what its limits topic holds ({@code kdelay limits set}); the configuration's before it started.
+   */
+  public synchronized FireRateLimits fireRateLimits() {
+    return limits == null ? configured.delay().fireRateLimits() : limits.get();
+  }
+
   /** Why the instance stopped itself for good, if it did (a cause no restart cures). */
   public Optional<String> failure() {
     return failure;
@@ -252,6 +266,13 @@ public final class DelayService implements AutoCloseable {
     }
     if (requestClient != null) {
       requestClient.close();
+    }
+    if (limits != null) {
+      try {
+        limits.close();
+      } catch (InterruptedException e) {
+        Thread.currentThread().interrupt();
+      }
     }
     if (targetTopics != null) {
       targetTopics.close();
@@ -335,9 +356,18 @@ public final class DelayService implements AutoCloseable {
       properties.put(StreamsConfig.APPLICATION_SERVER_CONFIG, self.host() + ":" + self.port());
     }
     Optional<Duration> peerCheck = peerCheck(service, self, properties);
+    // The limits set at run time are read before Kafka Streams starts (below), and followed after.
+    limits =
+        new FireRateLimitsFeed(
+            ready.fireRateLimits(),
+            ready.fireRateLimitsTopic(),
+            ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.CONSUMER));
+    limits.start();
     streams =
         new KafkaStreams(
-            DelayTopology.build(ready, targetTopics, metrics, quarantine), properties, clients);
+            DelayTopology.build(ready, targetTopics, metrics, quarantine, limits),
+            properties,
+            clients);
     ReplaceThreadHandler replace =
         new ReplaceThreadHandler(10, Duration.ofMinutes(1), Clock.systemUTC(), quarantine);
     streams.setUncaughtExceptionHandler(
@@ -397,6 +427,12 @@ public final class DelayService implements AutoCloseable {
         ready.requestsPartitions(),
         ready.dlqTopic(),
         ready.rerouteTopic());
+    try {
+      limits.awaitRead(LIMITS_READ_TIMEOUT);
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+      throw new DelayServiceException("interrupted while reading the fire-rate limits");
+    }
     streams.start();
     peerEviction.ifPresent(eviction -> eviction.start(peerCheck.get()));
   }

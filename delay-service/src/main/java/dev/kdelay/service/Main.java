@@ -5,6 +5,7 @@ import dev.kdelay.service.cli.ClientOptions;
 import dev.kdelay.service.cli.CommandLine;
 import dev.kdelay.service.cli.DeadLetterCommand;
 import dev.kdelay.service.cli.IdCommand;
+import dev.kdelay.service.cli.LimitsCommand;
 import dev.kdelay.service.cli.MoveCommand;
 import dev.kdelay.service.cli.ScheduleCommand;
 import dev.kdelay.service.cli.UsageException;
@@ -71,6 +72,12 @@ public final class Main {
         dlq replay PARTITION.OFFSET [--target TOPIC] [--at INSTANT | --after DURATION]
             Submit a dead letter again, as it was or corrected. It keeps its original timestamp,
             so it never overrides a newer request for the same id.
+        limits [list]
+            Show the fire-rate limits: the configuration's, and those set with limits set.
+        limits set TOPIC RATE[/BURST], limits set TOPIC none, limits clear TOPIC
+            Limit the fires a second to TOPIC (and the most at once), lift its limit, or go back
+            to the configuration's, on every instance at once, for the tasks that come due from
+            then on. Tasks over a limit wait for their slot, in order; none is dropped.
         move --to TOPIC [--application-id ID] [--batch N] [--wait DURATION]
             Move every schedule of a stopped deployment (the one --config and the environment
             describe, or --application-id), and the requests it had not applied, into a new
@@ -94,7 +101,16 @@ public final class Main {
   /** The commands that are clients of a running service: their stdout is their output. */
   private static final Set<String> CLIENT_COMMANDS =
       Set.of(
-          "schedule", "cancel", "pause", "resume", "trigger", "reschedule", "watch", "dlq", "move");
+          "schedule",
+          "cancel",
+          "pause",
+          "resume",
+          "trigger",
+          "reschedule",
+          "watch",
+          "dlq",
+          "limits",
+          "move");
 
   private final Map<String, String> environment;
   private final PrintStream out;
@@ -162,6 +178,10 @@ public final class Main {
         case "dlq" -> {
           DeadLetterCommand dlq = DeadLetterCommand.parse(rest);
           yield dlq.run(ClientOptions.from(dlq.line(), environment), out);
+        }
+        case "limits" -> {
+          LimitsCommand limits = LimitsCommand.parse(rest);
+          yield limits.run(ClientOptions.from(limits.line(), environment), out);
         }
         case "move" -> {
           CommandLine line = CommandLine.parse(rest, MoveCommand.OPTIONS, Set.of());

@@ -5,6 +5,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -42,6 +44,8 @@ import org.junit.jupiter.api.io.TempDir;
  * A fire-rate limit on a real broker: a burst due at once for a limited topic reaches a {@code
  * read_committed} consumer at the limit's rate, each task once, in due order within its partition,
  * with the due time it had; another topic's tasks due at the same moment fire at once beside it.
+ * Then {@code kdelay limits set} lowers the limit while the service runs, and the tasks that fall
+ * due after it fire at the new rate.
  *
  * <p>The rate is read from the fired records' {@code delay-fired-at}, which kdelay stamps when it
  * hands the record to the producer: what the limit governs. A record becomes visible when its
@@ -57,6 +61,9 @@ class FireRateLimitIT {
   private static final int LIMITED_TASKS = 2_400;
   private static final int FREE_TASKS = 300;
   private static final Duration LEAD = Duration.ofSeconds(12);
+  private static final double LOWER_RATE = 100;
+  private static final int LATER_TASKS = 400;
+  private static final Duration LATER_LEAD = Duration.ofSeconds(4);
   private static final Duration TIMEOUT = Duration.ofSeconds(120);
 
   @TempDir Path stateDir;
@@ -150,6 +157,71 @@ class FireRateLimitIT {
               record.key(), due, before, partition)
           .isTrue();
     }
+
+    // when: an operator lowers the limit while the service runs (kdelay limits set), and more
+    // tasks fall due at once
+    ByteArrayOutputStream printed = new ByteArrayOutputStream();
+    int code =
+        new Main(Map.of(), new PrintStream(printed, true, StandardCharsets.UTF_8), System.err)
+            .execute(
+                List.of(
+                    "limits",
+                    "set",
+                    limited,
+                    (int) LOWER_RATE + "/" + BURST,
+                    "--bootstrap-servers",
+                    bootstrapServers,
+                    "--requests-topic",
+                    config.delay().requestsTopic()));
+    assertThat(code).as("kdelay limits set: %s", printed).isEqualTo(0);
+    long changed = System.nanoTime();
+    while (!service
+        .fireRateLimits()
+        .of(limited)
+        .map(l -> l.perSecond() == LOWER_RATE)
+        .orElse(false)) {
+      assertThat(System.nanoTime() - changed)
+          .as("the instance applied the new limit; it has %s", service.fireRateLimits())
+          .isLessThan(TIMEOUT.toNanos());
+      Thread.sleep(20); // the poll interval of this wait, not a guess at how long it takes
+    }
+    long laterDueMs = System.currentTimeMillis() + LATER_LEAD.toMillis();
+    Map<String, Long> laterDue = send(config, limited, LATER_TASKS, laterDueMs, "later-");
+
+    // then: they fire at the new rate, without a restart
+    List<ConsumerRecord<String, String>> laterFired =
+        readCommitted(limited, LIMITED_TASKS + LATER_TASKS)
+            .subList(LIMITED_TASKS, LIMITED_TASKS + LATER_TASKS);
+    assertFiredOnceAsDue(laterFired, laterDue);
+    List<Long> laterFiredAt = laterFired.stream().map(FireRateLimitIT::firedAt).sorted().toList();
+    long laterDrainMs = laterFiredAt.get(LATER_TASKS - 1) - laterFiredAt.get(0);
+    System.out.printf(
+        "after kdelay limits set %d/%d: %,d fired over %,d ms (%.0f/s)%n",
+        (int) LOWER_RATE, BURST, LATER_TASKS, laterDrainMs, LATER_TASKS * 1000.0 / laterDrainMs);
+    assertThat(laterDrainMs)
+        .as("the drain lasts what the new rate allows after the burst")
+        .isGreaterThanOrEqualTo((long) ((LATER_TASKS - BURST) / LOWER_RATE * 1000) - 100);
+
+    // and: kdelay limits list says where the limit comes from
+    printed.reset();
+    new Main(Map.of(), new PrintStream(printed, true, StandardCharsets.UTF_8), System.err)
+        .execute(
+            List.of(
+                "limits",
+                "--bootstrap-servers",
+                bootstrapServers,
+                "--requests-topic",
+                config.delay().requestsTopic()));
+    assertThat(printed.toString(StandardCharsets.UTF_8))
+        .contains(
+            limited
+                + " "
+                + (int) LOWER_RATE
+                + "/"
+                + BURST
+                + " (set in "
+                + config.delay().requestsTopic()
+                + "-limits)");
   }
 
   private static void assertFiredOnceAsDue(
@@ -196,9 +268,14 @@ class FireRateLimitIT {
     return new ServiceConfig(props);
   }
 
-  /** Sends tasks due a millisecond apart from {@code dueMs}; answers each id's due time. */
   private Map<String, Long> send(ServiceConfig config, String target, int count, long dueMs)
       throws Exception {
+    return send(config, target, count, dueMs, "");
+  }
+
+  /** Sends tasks due a millisecond apart from {@code dueMs}; answers each id's due time. */
+  private Map<String, Long> send(
+      ServiceConfig config, String target, int count, long dueMs, String prefix) throws Exception {
     Map<String, Object> props = new HashMap<>();
     props.put(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers);
     props.put(ProducerConfig.LINGER_MS_CONFIG, 20);
@@ -207,7 +284,7 @@ class FireRateLimitIT {
     try (KafkaProducer<String, String> producer =
         new KafkaProducer<>(props, new StringSerializer(), new StringSerializer())) {
       for (int i = 0; i < count; i++) {
-        String id = target + "-" + i;
+        String id = prefix + target + "-" + i;
         long at = dueMs + i % 100;
         ProducerRecord<String, String> request =
             new ProducerRecord<>(config.delay().requestsTopic(), id, "payload " + i);

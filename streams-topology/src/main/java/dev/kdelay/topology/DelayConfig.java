@@ -91,7 +91,14 @@ public final class DelayConfig extends AbstractConfig {
           + " default the rate, rounded up). A task due while its topic is over its limit is held"
           + " back to the next free slot, in due order, and fires then with its own due time;"
           + " nothing is dropped. Each partition of the requests topic fires its share (rate and"
-          + " burst divided by the partition count). Empty: no limits.";
+          + " burst divided by the partition count). Empty: no limits. What the limits topic holds"
+          + " (delay.fire.rate.limits.topic, changed with 'kdelay limits') wins, topic by topic.";
+
+  public static final String FIRE_RATE_LIMITS_TOPIC_CONFIG = "delay.fire.rate.limits.topic";
+  private static final String FIRE_RATE_LIMITS_TOPIC_DOC =
+      "Compacted topic of fire-rate limits set while kdelay runs ('kdelay limits set'), keyed by"
+          + " target topic; every instance reads it, and a limit there wins over"
+          + " delay.fire.rate.limits for its topic. Empty: '<requests topic>-limits'.";
 
   public static final String MAX_FIRES_PER_COMMIT_CONFIG = "delay.max.fires.per.commit";
   private static final String MAX_FIRES_PER_COMMIT_DOC =
@@ -315,6 +322,12 @@ public final class DelayConfig extends AbstractConfig {
               (name, value) -> FireRateLimits.parse((String) value),
               Importance.MEDIUM,
               FIRE_RATE_LIMITS_DOC)
+          .define(
+              FIRE_RATE_LIMITS_TOPIC_CONFIG,
+              Type.STRING,
+              "",
+              Importance.LOW,
+              FIRE_RATE_LIMITS_TOPIC_DOC)
           .define(
               MAX_FIRES_PER_PUNCTUATION_CONFIG,
               Type.INT,
@@ -570,6 +583,12 @@ public final class DelayConfig extends AbstractConfig {
   /** How fast kdelay may write to each limited target topic. */
   public FireRateLimits fireRateLimits() {
     return FireRateLimits.parse(getString(FIRE_RATE_LIMITS_CONFIG));
+  }
+
+  /** The topic of limits set at run time; defaults to {@code <requests topic>-limits}. */
+  public String fireRateLimitsTopic() {
+    String configured = getString(FIRE_RATE_LIMITS_TOPIC_CONFIG);
+    return configured.isEmpty() ? requestsTopic() + "-limits" : configured;
   }
 
   public int maxFiresPerPunctuation() {

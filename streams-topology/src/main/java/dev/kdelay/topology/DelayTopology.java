@@ -12,6 +12,7 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -136,7 +137,31 @@ public final class DelayTopology {
       TargetTopics targetTopics,
       DelayMetrics metrics,
       DeliveryQuarantine quarantine) {
+    FireRateLimits limits = config.fireRateLimits();
+    return build(config, targetTopics, metrics, quarantine, () -> limits);
+  }
+
+  /**
+   * Builds the topology as the service runs it, with fire-rate limits that may change while it
+   * runs: the service's are {@code delay.fire.rate.limits} overlaid by what its limits topic holds.
+   *
+   * @param config the service configuration
+   * @param targetTopics what is known of the target topics
+   * @param metrics told of every request, fire and punctuation, on the stream threads
+   * @param quarantine the records the producer refused, shared by every stream thread
+   * @param limits the fire-rate limits as they are now; asked on the stream threads at every fire
+   *     to a topic that is or was limited, so it must answer from memory
+   * @return a topology ready for {@code new KafkaStreams(topology, props)}
+   * @throws NullPointerException if an argument is null
+   */
+  public static Topology build(
+      DelayConfig config,
+      TargetTopics targetTopics,
+      DelayMetrics metrics,
+      DeliveryQuarantine quarantine,
+      Supplier<FireRateLimits> limits) {
     Objects.requireNonNull(config, "config cannot be null");
+    Objects.requireNonNull(limits, "limits cannot be null");
     Objects.requireNonNull(quarantine, "quarantine cannot be null");
     Objects.requireNonNull(targetTopics, "targetTopics cannot be null");
     Objects.requireNonNull(metrics, "metrics cannot be null");
@@ -153,7 +178,7 @@ public final class DelayTopology {
         .addSource(NO_RESET, REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
             PROCESSOR,
-            () -> new RequestProcessor(config, targetTopics, metrics, quarantine),
+            () -> new RequestProcessor(config, targetTopics, metrics, quarantine, limits),
             REQUESTS_SOURCE,
             REROUTED_SOURCE)
         .addStateStore(

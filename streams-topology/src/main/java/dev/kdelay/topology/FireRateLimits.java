@@ -56,9 +56,37 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
       return new Limit(perSecond / partitions, Math.max(1, burst / partitions));
     }
 
+    /**
+     * Reads {@code rate} or {@code rate/burst}, as an entry of {@code delay.fire.rate.limits} or a
+     * record of the limits topic gives it.
+     *
+     * @param spec the text
+     * @return the limit; the burst by default the rate rounded up
+     * @throws IllegalArgumentException saying what is wrong
+     */
+    public static Limit parse(String spec) {
+      String text = spec.strip();
+      int slash = text.indexOf('/');
+      try {
+        double perSecond = Double.parseDouble(slash < 0 ? text : text.substring(0, slash));
+        int burst =
+            slash < 0
+                ? (int) Math.min(Integer.MAX_VALUE, Math.ceil(perSecond))
+                : Integer.parseInt(text.substring(slash + 1).strip());
+        return new Limit(perSecond, burst);
+      } catch (NumberFormatException e) {
+        throw new IllegalArgumentException("not a rate, or rate/burst: '" + text + "'", e);
+      }
+    }
+
+    /** The limit as {@link #parse} reads it: {@code rate/burst}. */
     @Override
     public String toString() {
-      return perSecond + "/s, burst " + burst;
+      String rate =
+          perSecond == Math.rint(perSecond) && perSecond < 1e15
+              ? Long.toString((long) perSecond)
+              : Double.toString(perSecond);
+      return rate + "/" + burst;
     }
   }
 
@@ -104,16 +132,9 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
       if (!topic.matches("[A-Za-z0-9._-]{1,249}")) {
         throw refused(entry, "not a topic name");
       }
-      String spec = entry.substring(equals + 1).strip();
-      int slash = spec.indexOf('/');
       Limit limit;
       try {
-        double perSecond = Double.parseDouble(slash < 0 ? spec : spec.substring(0, slash));
-        int burst =
-            slash < 0
-                ? (int) Math.min(Integer.MAX_VALUE, Math.ceil(perSecond))
-                : Integer.parseInt(spec.substring(slash + 1).strip());
-        limit = new Limit(perSecond, burst);
+        limit = Limit.parse(entry.substring(equals + 1));
       } catch (IllegalArgumentException e) {
         throw refused(entry, e.getMessage());
       }
@@ -122,6 +143,29 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
       }
     }
     return new FireRateLimits(limits);
+  }
+
+  /**
+   * These limits with others set over them, topic by topic: a limit replaces the topic's, an empty
+   * one lifts it.
+   *
+   * @param overrides each overridden topic's limit, or empty for none
+   * @return the limits in effect
+   */
+  public FireRateLimits overriddenBy(Map<String, Optional<Limit>> overrides) {
+    if (overrides.isEmpty()) {
+      return this;
+    }
+    Map<String, Limit> merged = new LinkedHashMap<>(byTopic);
+    overrides.forEach(
+        (topic, limit) -> {
+          if (limit.isPresent()) {
+            merged.put(topic, limit.get());
+          } else {
+            merged.remove(topic);
+          }
+        });
+    return new FireRateLimits(merged);
   }
 
   private static ConfigException refused(String entry, String why) {

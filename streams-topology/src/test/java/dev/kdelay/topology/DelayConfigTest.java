@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.util.Map;
+import java.util.Optional;
 import org.apache.kafka.common.config.ConfigException;
 import org.junit.jupiter.api.Test;
 
@@ -66,6 +67,27 @@ class DelayConfigTest {
           .isInstanceOf(ConfigException.class)
           .hasMessageContaining(DelayConfig.FIRE_RATE_LIMITS_CONFIG)
           .hasMessageContaining("cannot be read as a limit");
+    }
+  }
+
+  @Test
+  void shouldOverlayLimitsSetAtRunTimeTopicByTopic() {
+    FireRateLimits configured = FireRateLimits.parse("a=10,b=20/5");
+
+    FireRateLimits effective =
+        configured.overriddenBy(
+            Map.of(
+                "b", Optional.of(new FireRateLimits.Limit(1, 1)),
+                "a", Optional.empty(),
+                "c", Optional.of(new FireRateLimits.Limit(3.5, 7))));
+
+    assertThat(effective.of("a")).isEmpty();
+    assertThat(effective.of("b")).hasValue(new FireRateLimits.Limit(1, 1));
+    assertThat(effective.of("c")).hasValue(new FireRateLimits.Limit(3.5, 7));
+    assertThat(configured.overriddenBy(Map.of())).isSameAs(configured);
+    // a limit reads back as it prints
+    for (String spec : new String[] {"1000/1000", "2.5/10", "0.25/1"}) {
+      assertThat(FireRateLimits.Limit.parse(spec)).hasToString(spec);
     }
   }
 }

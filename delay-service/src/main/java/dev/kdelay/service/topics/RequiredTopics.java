@@ -1,5 +1,6 @@
 package dev.kdelay.service.topics;
 
+import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
@@ -14,6 +15,7 @@ import org.apache.kafka.clients.admin.Config;
 import org.apache.kafka.clients.admin.NewTopic;
 import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.config.TopicConfig;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.RetriableException;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.UnknownTopicOrPartitionException;
@@ -123,6 +125,7 @@ public final class RequiredTopics {
     dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(service.dlqRetentionMs()));
     create(config.dlqTopic(), service.topicPartitions(), durability, dlqConfigs, deadline);
     create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
+    createLimitsTopic(durability, configs, deadline);
     Map<String, Integer> partitions =
         propagation.awaitUsable(
             List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
@@ -152,6 +155,25 @@ public final class RequiredTopics {
     // A fresh volume has no old state directory to warn of: the old changelogs still say it.
     ChangelogTopics.firstLayoutWarning(firstLayout)
         .ifPresent(warning -> log.error("event=old-state-layout {}", warning));
+  }
+
+  /**
+   * Creates the compacted topic of the limits set at run time ({@code kdelay limits}), one
+   * partition. A principal that may not create it starts without it: the limits of its
+   * configuration apply, and the instance says so.
+   */
+  private void createLimitsTopic(
+      TopicDurability durability, Map<String, String> configs, StartupDeadline deadline) {
+    Map<String, String> compacted = new HashMap<>(configs);
+    compacted.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
+    try {
+      create(config.fireRateLimitsTopic(), 1, durability, compacted, deadline);
+    } catch (AuthorizationException e) {
+      log.warn(
+          "event=fire-rate-limits-topic-not-created topic={} problem={} response=configured-limits",
+          config.fireRateLimitsTopic(),
+          LogValues.quote(String.valueOf(e)));
+    }
   }
 
   /** Creates the topic unless it exists; another instance creating it meanwhile is success. */

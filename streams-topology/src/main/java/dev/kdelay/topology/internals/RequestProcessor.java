@@ -12,6 +12,7 @@ import dev.kdelay.schemas.RequestParser;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.ScheduleMove;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
@@ -31,6 +32,7 @@ import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Optional;
+import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.StreamsConfig;
@@ -68,6 +70,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
 
   private final String rerouteTopic;
   private final int requestsPartitions;
+  private final Supplier<FireRateLimits> limits;
   private final long maxClockSkewMs;
 
   private final RequestParser parser;
@@ -95,7 +98,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   }
 
   /**
-   * Creates the processor of a configuration, reporting to a metrics listener.
+   * Creates the processor of a configuration, reporting to a metrics listener, with the fire-rate
+   * limits the configuration sets.
    *
    * @param quarantine the records the producer refused, shared with the instance's {@link
    *     dev.kdelay.topology.internals.delivery.DeliveryFailureHandler}
@@ -105,6 +109,28 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       TargetTopics targetTopics,
       DelayMetrics metrics,
       DeliveryQuarantine quarantine) {
+    this(config, targetTopics, metrics, quarantine, fixed(config.fireRateLimits()));
+  }
+
+  private static Supplier<FireRateLimits> fixed(FireRateLimits limits) {
+    return () -> limits;
+  }
+
+  /**
+   * Creates the processor of a configuration, reporting to a metrics listener, with fire-rate
+   * limits that may change while it runs.
+   *
+   * @param quarantine the records the producer refused, shared with the instance's {@link
+   *     dev.kdelay.topology.internals.delivery.DeliveryFailureHandler}
+   * @param limits the fire-rate limits as they are now, asked at each fire
+   */
+  public RequestProcessor(
+      DelayConfig config,
+      TargetTopics targetTopics,
+      DelayMetrics metrics,
+      DeliveryQuarantine quarantine,
+      Supplier<FireRateLimits> limits) {
+    this.limits = limits;
     this.targetTopics = targetTopics;
     this.metrics = metrics;
     this.config = config;
@@ -168,8 +194,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.fence = new TaskFence(!atLeastOnce(context), rerouteTopic, partition);
     this.writes = new ScheduleWrites(store, gauges, atLeastOnce(context));
     FireSlots slots =
-        new FireSlots(
-            config.fireRateLimits(), requestsPartitions, context.getStateStore(FireSlots.STORE));
+        new FireSlots(limits, requestsPartitions, context.getStateStore(FireSlots.STORE));
     DueEntries due = new DueEntries(writes, recurrence, metrics, config.firedRetentionMs(), slots);
     this.schedules =
         new Schedules(store, writes, due, config.cancelRetentionMs(), recurrence, metrics);

@@ -11,7 +11,6 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.Target;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.FireCommits;
 import dev.kdelay.topology.internals.delivery.FireSteps;
@@ -383,7 +382,7 @@ class HeldFireWritesTest {
               recurrence,
               DelayMetrics.NOOP,
               Duration.ofHours(1).toMillis(),
-              new FireSlots(FireRateLimits.NONE, 1, null));
+              FireSlots.none());
       schedules =
           new Schedules(
               store, writes, due, Duration.ofHours(1).toMillis(), recurrence, DelayMetrics.NOOP);

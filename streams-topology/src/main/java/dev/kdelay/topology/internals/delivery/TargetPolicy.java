@@ -11,8 +11,8 @@ import java.util.regex.Pattern;
  * record in another application's state is a forged fact. Three tiers:
  *
  * <ul>
- *   <li>never: Kafka-internal topics ({@code __*}) and kdelay's own (its request, reroute and
- *       dead-letter topics, and every topic of its Kafka Streams application, named after the
+ *   <li>never: Kafka-internal topics ({@code __*}) and kdelay's own (its request, reroute, limits
+ *       and dead-letter topics, and every topic of its Kafka Streams application, named after the
  *       application id in effect);
  *   <li>only when {@code delay.target.topic.allow} names them: other applications' internal topics,
  *       which a delay service has no business writing to unless an operator says so: Kafka Streams
@@ -49,7 +49,12 @@ public final class TargetPolicy {
   /** Creates the policy of a configuration. */
   public TargetPolicy(DelayConfig config) {
     this.allow = config.targetTopicAllow();
-    this.ownTopics = Set.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic());
+    this.ownTopics =
+        Set.of(
+            config.requestsTopic(),
+            config.dlqTopic(),
+            config.rerouteTopic(),
+            config.fireRateLimitsTopic());
     // Changelog and repartition topics are named <application.id>-...
     this.applicationPrefix = config.applicationId() + "-";
   }

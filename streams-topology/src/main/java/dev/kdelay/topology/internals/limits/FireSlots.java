@@ -5,9 +5,12 @@ import dev.kdelay.topology.FireRateLimits.Limit;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
+import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
+import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
 import org.apache.kafka.streams.state.StoreBuilder;
 import org.apache.kafka.streams.state.Stores;
@@ -22,6 +25,11 @@ import org.apache.kafka.streams.state.Stores;
  * on by one interval, so each fire deferred gets a slot of its own, after every slot handed out
  * before it: deferred fires go out in the order they came due, at the limit's rate, and a fire that
  * comes due later waits behind them.
+ *
+ * <p>The limits may change while it runs ({@code limits} is asked at each fire): a new rate spaces
+ * the fires that come due after the change, and fires deferred before it keep their slots. A topic
+ * whose limit was lifted while fires were deferred goes on deferring, a millisecond apart, until
+ * its clock has passed, so that nothing due later overtakes them.
  *
  * <p>The clocks outlive the instance: they are kept in a changelogged store of their own ({@link
  * #STORE}), written in the same transaction as the entries they deferred, so that after a restart
@@ -38,24 +46,37 @@ public final class FireSlots {
   private static final long MICROS_PER_MS = 1_000;
   private static final double MICROS_PER_SECOND = 1_000_000d;
 
-  private final Map<String, Limit> shares = new HashMap<>();
+  private final Supplier<FireRateLimits> limits;
+  private final int partitions;
   private final KeyValueStore<String, Long> store;
   private final Map<String, Long> clocks = new HashMap<>();
   private final Set<String> changed = new LinkedHashSet<>();
+  private boolean loaded;
 
   /**
    * The slots of one partition.
    *
-   * @param limits the limits of the whole deployment
+   * @param limits the limits of the whole deployment, as they are now; asked at each fire
    * @param partitions the request topic's partition count: each partition fires its share
-   * @param store where the clocks are kept; null for none (no topic limited)
+   * @param store where the clocks are kept; read at the first fire, once restored
    */
-  public FireSlots(FireRateLimits limits, int partitions, KeyValueStore<String, Long> store) {
-    limits.byTopic().forEach((topic, limit) -> shares.put(topic, limit.share(partitions)));
-    if (!shares.isEmpty() && store == null) {
-      throw new IllegalArgumentException("limited topics need the store " + STORE);
-    }
-    this.store = store;
+  public FireSlots(
+      Supplier<FireRateLimits> limits, int partitions, KeyValueStore<String, Long> store) {
+    this.limits = Objects.requireNonNull(limits, "limits cannot be null");
+    this.partitions = partitions;
+    this.store = Objects.requireNonNull(store, "store cannot be null");
+  }
+
+  private FireSlots() {
+    this.limits = () -> FireRateLimits.NONE;
+    this.partitions = 1;
+    this.store = null;
+    this.loaded = true;
+  }
+
+  /** Slots for a deployment without limits, ever: every fire goes out at once. */
+  public static FireSlots none() {
+    return new FireSlots();
   }
 
   /** What the topology adds for the clocks: a small store with a changelog, no cache. */
@@ -63,11 +84,6 @@ public final class FireSlots {
     return Stores.keyValueStoreBuilder(
             Stores.persistentKeyValueStore(STORE), Serdes.String(), Serdes.Long())
         .withCachingDisabled();
-  }
-
-  /** Whether some topic is limited. */
-  public boolean any() {
-    return !shares.isEmpty();
   }
 
   /**
@@ -79,17 +95,37 @@ public final class FireSlots {
    *     it is deferred to, after {@code nowMs}
    */
   public OptionalLong take(String topic, long nowMs) {
-    Limit share = shares.get(topic);
-    if (share == null) {
+    if (!loaded) {
+      // A handful of entries, one per topic limited now or lately.
+      try (KeyValueIterator<String, Long> all = store.all()) {
+        all.forEachRemaining(clock -> clocks.put(clock.key, clock.value));
+      }
+      loaded = true;
+    }
+    Limit limit = limits.get().of(topic).orElse(null);
+    Long clock = clocks.get(topic);
+    if (limit == null && clock == null) {
+      return OptionalLong.empty(); // the common case: one look-up in memory
+    }
+    long now = nowMs * MICROS_PER_MS;
+    long interval;
+    long tolerance;
+    if (limit != null) {
+      Limit share = limit.share(partitions);
+      interval = Math.max(1, Math.round(MICROS_PER_SECOND / share.perSecond()));
+      tolerance = (share.burst() - 1L) * interval;
+    } else if (clock > now) {
+      interval = MICROS_PER_MS; // lifted while fires wait: behind them, a millisecond apart
+      tolerance = 0;
+    } else {
+      clocks.remove(topic); // lifted, and what it deferred is due: forget the clock
+      changed.add(topic);
       return OptionalLong.empty();
     }
-    long interval = Math.max(1, Math.round(MICROS_PER_SECOND / share.perSecond()));
-    long tolerance = (share.burst() - 1L) * interval;
-    long now = nowMs * MICROS_PER_MS;
-    long clock = Math.max(clock(topic), now);
-    clocks.put(topic, clock + interval);
+    long next = Math.max(clock == null ? now : clock, now);
+    clocks.put(topic, next + interval);
     changed.add(topic);
-    long conforms = clock - tolerance;
+    long conforms = next - tolerance;
     if (conforms <= now) {
       return OptionalLong.empty();
     }
@@ -102,18 +138,13 @@ public final class FireSlots {
    */
   public void save() {
     for (String topic : changed) {
-      store.put(topic, clocks.get(topic));
+      Long clock = clocks.get(topic);
+      if (clock == null) {
+        store.delete(topic);
+      } else {
+        store.put(topic, clock);
+      }
     }
     changed.clear();
-  }
-
-  private long clock(String topic) {
-    Long clock = clocks.get(topic);
-    if (clock == null) {
-      Long stored = store.get(topic);
-      clock = stored == null ? Long.MIN_VALUE : stored;
-      clocks.put(topic, clock);
-    }
-    return clock;
   }
 }

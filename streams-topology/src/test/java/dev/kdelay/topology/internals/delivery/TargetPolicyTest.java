@@ -105,6 +105,8 @@ class TargetPolicyTest {
         .asString()
         .contains("kdelay's own");
     assertThat(policy.refusal("__consumer_offsets")).get().asString().contains("Kafka-internal");
+    // the topic of fire-rate limits: a task written there would change how fast kdelay fires
+    assertThat(policy.refusal("delay-requests-limits")).get().asString().contains("kdelay's own");
   }
 
   @Test

@@ -1,12 +1,13 @@
 package dev.kdelay.topology.internals.limits;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.kdelay.topology.FireRateLimits;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -38,7 +39,7 @@ class FireSlotsTest {
 
   @Test
   void shouldFireATopicWithoutALimitAtOnce() {
-    FireSlots slots = new FireSlots(FireRateLimits.parse("limited=1"), 1, store);
+    FireSlots slots = new FireSlots(limits("limited=1"), 1, store);
 
     for (int i = 0; i < 1_000; i++) {
       assertThat(slots.take("free", NOW)).isEmpty();
@@ -47,7 +48,7 @@ class FireSlotsTest {
 
   @Test
   void shouldLetTheBurstGoAtOnceAndSpaceTheRestOneIntervalApart() {
-    FireSlots slots = new FireSlots(FireRateLimits.parse("t=10/3"), 1, store);
+    FireSlots slots = new FireSlots(limits("t=10/3"), 1, store);
 
     List<OptionalLong> taken = new ArrayList<>();
     for (int i = 0; i < 6; i++) {
@@ -67,7 +68,7 @@ class FireSlotsTest {
 
   @Test
   void shouldFireAtOnceAgainAfterAQuietSpell() {
-    FireSlots slots = new FireSlots(FireRateLimits.parse("t=2/1"), 1, store);
+    FireSlots slots = new FireSlots(limits("t=2/1"), 1, store);
 
     assertThat(slots.take("t", NOW)).isEmpty();
     assertThat(slots.take("t", NOW)).hasValue(NOW + 500);
@@ -79,7 +80,7 @@ class FireSlotsTest {
   @Test
   void shouldGiveEachPartitionItsShareOfTheLimit() {
     // 12 a second over 4 partitions: 3 a second each, a burst of 8 / 4 = 2 each
-    FireSlots slots = new FireSlots(FireRateLimits.parse("t=12/8"), 4, store);
+    FireSlots slots = new FireSlots(limits("t=12/8"), 4, store);
 
     assertThat(slots.take("t", NOW)).isEmpty();
     assertThat(slots.take("t", NOW)).isEmpty();
@@ -89,7 +90,7 @@ class FireSlotsTest {
 
   @Test
   void shouldContinueFromTheSavedClockWhenOpenedAgain() {
-    FireSlots before = new FireSlots(FireRateLimits.parse("t=1/1"), 1, store);
+    FireSlots before = new FireSlots(limits("t=1/1"), 1, store);
     assertThat(before.take("t", NOW)).isEmpty();
     assertThat(before.take("t", NOW)).hasValue(NOW + 1_000);
     assertThat(before.take("t", NOW)).hasValue(NOW + 2_000);
@@ -97,16 +98,58 @@ class FireSlotsTest {
     before.save();
 
     // a restart, or the partition's move to another instance, with its store restored
-    FireSlots after = new FireSlots(FireRateLimits.parse("t=1/1"), 1, store);
+    FireSlots after = new FireSlots(limits("t=1/1"), 1, store);
 
     assertThat(after.take("t", NOW + 10)).hasValue(NOW + 3_000);
   }
 
   @Test
-  void shouldRefuseLimitsWithoutTheirStore() {
-    assertThatThrownBy(() -> new FireSlots(FireRateLimits.parse("t=1"), 1, null))
-        .isInstanceOf(IllegalArgumentException.class)
-        .hasMessageContaining(FireSlots.STORE);
-    assertThat(new FireSlots(FireRateLimits.NONE, 1, null).any()).isFalse();
+  void shouldSpaceFiresThatComeDueAfterAChangeAtTheNewRate() {
+    AtomicReference<FireRateLimits> limits = new AtomicReference<>(FireRateLimits.parse("t=1/1"));
+    FireSlots slots = new FireSlots(limits::get, 1, store);
+    assertThat(slots.take("t", NOW)).isEmpty();
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 1_000);
+
+    // when: the limit is raised to 10 a second while one fire waits for its slot
+    limits.set(FireRateLimits.parse("t=10/1"));
+
+    // then: the next fire comes one new interval after the last slot handed out
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 2_000);
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 2_100);
+  }
+
+  @Test
+  void shouldQueueBehindWhatALiftedLimitDeferredThenFireAtOnceAndForgetTheClock() {
+    AtomicReference<FireRateLimits> limits = new AtomicReference<>(FireRateLimits.parse("t=1/1"));
+    FireSlots slots = new FireSlots(limits::get, 1, store);
+    assertThat(slots.take("t", NOW)).isEmpty();
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 1_000);
+    slots.save();
+    assertThat(store.get("t")).isNotNull();
+
+    // when: the limit is lifted while a fire waits for its slot
+    limits.set(FireRateLimits.NONE);
+
+    // then: fires that come due meanwhile go behind it, a millisecond apart
+    assertThat(slots.take("t", NOW + 10)).hasValue(NOW + 2_000);
+    assertThat(slots.take("t", NOW + 10)).hasValue(NOW + 2_001);
+    // and once its clock has passed, fires go out at once and the clock is forgotten
+    assertThat(slots.take("t", NOW + 2_002)).isEmpty();
+    slots.save();
+    assertThat(store.get("t")).isNull();
+    assertThat(slots.take("t", NOW + 2_002)).isEmpty();
+  }
+
+  @Test
+  void shouldFireEverythingAtOnceWithoutLimitsOrStore() {
+    FireSlots slots = FireSlots.none();
+
+    assertThat(slots.take("t", NOW)).isEmpty();
+    slots.save();
+  }
+
+  private static Supplier<FireRateLimits> limits(String setting) {
+    FireRateLimits limits = FireRateLimits.parse(setting);
+    return () -> limits;
   }
 }

@@ -1,0 +1,233 @@
+package dev.kdelay.service.limits;
+
+import dev.kdelay.schemas.LogValues;
+import dev.kdelay.topology.FireRateLimits;
+import dev.kdelay.topology.FireRateLimits.Limit;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Supplier;
+import org.apache.kafka.clients.consumer.ConsumerConfig;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.common.PartitionInfo;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.serialization.ByteArrayDeserializer;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * The fire-rate limits in effect on this instance: {@code delay.fire.rate.limits}, overlaid topic
+ * by topic by what the limits topic holds ({@code delay.fire.rate.limits.topic}), so that an
+ * operator changes a limit on every instance at once, without a restart ({@code kdelay limits}).
+ *
+ * <p>The limits topic is compacted and keyed by target topic. A record's value is {@code rate} or
+ * {@code rate/burst} (as in {@code delay.fire.rate.limits}), or {@value #NONE} to lift the topic's
+ * limit; a tombstone removes the override, and the topic's configured limit, if any, applies again.
+ * A value that cannot be read is logged and ignored.
+ *
+ * <p>A thread of its own reads the topic from the beginning and follows it; {@link #get} answers
+ * from memory, on the stream threads. If the topic cannot be read, the limits last read stay in
+ * effect and the thread tries again.
+ */
+public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoCloseable {
+
+  private static final Logger log = LoggerFactory.getLogger(FireRateLimitsFeed.class);
+
+  /** A record value that lifts a topic's limit. */
+  public static final String NONE = "none";
+
+  private static final Duration POLL = Duration.ofMillis(500);
+  private static final long RETRY_MS = 5_000;
+
+  private final FireRateLimits configured;
+  private final String topic;
+  private final Map<String, Object> consumerProperties;
+  private final Map<String, Optional<Limit>> overrides = new HashMap<>();
+  private final CountDownLatch caughtUp = new CountDownLatch(1);
+  private final CountDownLatch stopped = new CountDownLatch(1);
+  private volatile FireRateLimits current;
+  private volatile KafkaConsumer<byte[], byte[]> consumer;
+  private volatile boolean closing;
+  private Thread thread;
+
+  /**
+   * @param configured {@code delay.fire.rate.limits}
+   * @param topic the limits topic
+   * @param consumerProperties the connection's properties (bootstrap servers, security)
+   */
+  public FireRateLimitsFeed(
+      FireRateLimits configured, String topic, Map<String, Object> consumerProperties) {
+    this.configured = configured;
+    this.current = configured;
+    this.topic = topic;
+    this.consumerProperties = new HashMap<>(consumerProperties);
+    this.consumerProperties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
+    this.consumerProperties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
+    this.consumerProperties.remove(ConsumerConfig.GROUP_ID_CONFIG);
+  }
+
+  /** The limits in effect now. */
+  @Override
+  public FireRateLimits get() {
+    return current;
+  }
+
+  /** Starts following the limits topic, on a thread of its own. */
+  public void start() {
+    thread = new Thread(this::follow, "kdelay-fire-rate-limits");
+    thread.setDaemon(true);
+    thread.start();
+  }
+
+  /**
+   * Waits until what the limits topic held at start has been read, at most {@code timeout}: after
+   * that the instance goes on with the limits read so far, and says so.
+   */
+  public void awaitRead(Duration timeout) throws InterruptedException {
+    if (!caughtUp.await(timeout.toMillis(), TimeUnit.MILLISECONDS)) {
+      log.warn(
+          "event=fire-rate-limits-not-read topic={} waited_ms={} response=start-with-limits={}",
+          topic,
+          timeout.toMillis(),
+          LogValues.quote(current.toString()));
+    }
+  }
+
+  private void follow() {
+    try {
+      while (!closing) {
+        try {
+          read();
+        } catch (WakeupException e) {
+          return; // closing
+        } catch (RuntimeException e) {
+          log.error(
+              "event=fire-rate-limits-unreadable topic={} response=keep-limits={} retry_ms={}"
+                  + " problem={}",
+              topic,
+              LogValues.quote(current.toString()),
+              RETRY_MS,
+              LogValues.quote(String.valueOf(e)));
+          caughtUp.countDown();
+          if (stopped.await(RETRY_MS, TimeUnit.MILLISECONDS)) {
+            return;
+          }
+        }
+      }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt();
+    }
+  }
+
+  /** Reads the topic from its beginning and follows it until closed. */
+  private void read() {
+    try (KafkaConsumer<byte[], byte[]> reader =
+        new KafkaConsumer<>(
+            consumerProperties, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
+      consumer = reader;
+      if (closing) {
+        return;
+      }
+      List<PartitionInfo> infos = reader.partitionsFor(topic);
+      if (infos == null || infos.isEmpty()) {
+        throw new IllegalStateException("the topic does not exist");
+      }
+      List<TopicPartition> partitions =
+          infos.stream().map(info -> new TopicPartition(topic, info.partition())).toList();
+      reader.assign(partitions);
+      reader.seekToBeginning(partitions);
+      Map<TopicPartition, Long> ends = reader.endOffsets(partitions);
+      overrides.clear();
+      while (!closing) {
+        boolean changed = false;
+        for (ConsumerRecord<byte[], byte[]> record : reader.poll(POLL)) {
+          changed |= apply(record);
+        }
+        if (changed || caughtUp.getCount() > 0) {
+          publish(changed);
+        }
+        if (caughtUp.getCount() > 0
+            && partitions.stream().allMatch(p -> reader.position(p) >= ends.get(p))) {
+          caughtUp.countDown();
+        }
+      }
+    } finally {
+      consumer = null;
+    }
+  }
+
+  /** Takes one record of the topic in; whether it changed an override. */
+  private boolean apply(ConsumerRecord<byte[], byte[]> record) {
+    if (record.key() == null) {
+      log.warn(
+          "event=fire-rate-limit-ignored topic={} offset={} problem=\"no key: a record's key names"
+              + " the target topic it limits\"",
+          topic,
+          record.offset());
+      return false;
+    }
+    String target = new String(record.key(), StandardCharsets.UTF_8);
+    if (record.value() == null) {
+      return overrides.remove(target) != null;
+    }
+    String value = new String(record.value(), StandardCharsets.UTF_8);
+    Optional<Limit> limit;
+    try {
+      limit = readValue(value);
+    } catch (IllegalArgumentException e) {
+      log.warn(
+          "event=fire-rate-limit-ignored topic={} offset={} target={} value={} problem={}",
+          topic,
+          record.offset(),
+          LogValues.quote(target),
+          LogValues.quote(value),
+          LogValues.quote(e.getMessage()));
+      return false;
+    }
+    return !limit.equals(overrides.put(target, limit));
+  }
+
+  /**
+   * Reads a record value of the limits topic.
+   *
+   * @return the limit, or empty for {@value #NONE}
+   * @throws IllegalArgumentException if it is neither
+   */
+  public static Optional<Limit> readValue(String value) {
+    return value.strip().equalsIgnoreCase(NONE)
+        ? Optional.empty()
+        : Optional.of(Limit.parse(value));
+  }
+
+  private void publish(boolean changed) {
+    FireRateLimits next = configured.overriddenBy(Map.copyOf(overrides));
+    if (changed && !next.equals(current)) {
+      log.info("event=fire-rate-limits limits={}", LogValues.quote(next.toString()));
+    }
+    current = next;
+  }
+
+  @Override
+  public void close() throws InterruptedException {
+    closing = true;
+    stopped.countDown();
+    KafkaConsumer<byte[], byte[]> reading = consumer;
+    if (reading != null) {
+      try {
+        reading.wakeup();
+      } catch (IllegalStateException closedMeanwhile) {
+        // the thread closed it after reading the flag: nothing to wake
+      }
+    }
+    if (thread != null) {
+      thread.join(10_000);
+    }
+  }
+}
