@@ -235,7 +235,16 @@ function charts(points, interval) {
   return el(
     "div",
     { class: "charts", id: "charts" },
-    chart("Fires per second", points, [{ key: "firesPerSecond", color: "#1f6feb" }], ""),
+    chart(
+      "Fires per second",
+      points,
+      [
+        { key: "firesPerSecond", color: "#1f6feb", label: "fired" },
+        // Tasks fire-rate limits deferred to a later slot: they fire then, later than due.
+        { key: "deferredPerSecond", color: "#a16207", label: "deferred" },
+      ],
+      "",
+    ),
     chart(
       "Lateness, ms (bucket bounds)",
       points,

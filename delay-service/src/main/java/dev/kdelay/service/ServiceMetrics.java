@@ -387,8 +387,9 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
    * @param fired tasks fired so far
    * @param boundsMs the lateness buckets' upper bounds, milliseconds, ascending
    * @param counts how many fires were at most as late as each bound
+   * @param deferred tasks a fire-rate limit deferred so far
    */
-  public record FireCounts(long fired, double[] boundsMs, double[] counts) {}
+  public record FireCounts(long fired, double[] boundsMs, double[] counts, long deferred) {}
 
   /** The fire counts now. */
   public FireCounts fireCounts() {
@@ -399,7 +400,7 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
       bounds[i] = buckets[i].bucket(TimeUnit.MILLISECONDS);
       counts[i] = buckets[i].count();
     }
-    return new FireCounts((long) fired.count(), bounds, counts);
+    return new FireCounts((long) fired.count(), bounds, counts, deferral.count());
   }
 
   /** The gauges of the partitions open on this instance. */

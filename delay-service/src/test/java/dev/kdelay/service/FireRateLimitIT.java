@@ -56,15 +56,21 @@ import org.junit.jupiter.api.io.TempDir;
 class FireRateLimitIT {
 
   private static final int PARTITIONS = 6;
-  private static final double RATE = 300;
-  private static final int BURST = 60;
-  private static final int LIMITED_TASKS = 2_400;
+  // Larger runs, for a measurement rather than a test, with -Dkdelay.ratelimit.tasks=100000
+  // -Dkdelay.ratelimit.rate=1000 -Dkdelay.ratelimit.burst=1000: 100 s of draining.
+  private static final double RATE =
+      Double.parseDouble(System.getProperty("kdelay.ratelimit.rate", "300"));
+  private static final int BURST = Integer.getInteger("kdelay.ratelimit.burst", 60);
+  private static final int LIMITED_TASKS = Integer.getInteger("kdelay.ratelimit.tasks", 2_400);
   private static final int FREE_TASKS = 300;
-  private static final Duration LEAD = Duration.ofSeconds(12);
+
+  /** Time to take every request in before they fall due: a start, and 5,000 requests a second. */
+  private static final Duration LEAD = Duration.ofSeconds(12 + LIMITED_TASKS / 5_000);
+
   private static final double LOWER_RATE = 100;
   private static final int LATER_TASKS = 400;
   private static final Duration LATER_LEAD = Duration.ofSeconds(4);
-  private static final Duration TIMEOUT = Duration.ofSeconds(120);
+  private static final Duration TIMEOUT = Duration.ofSeconds(120 + (long) (LIMITED_TASKS / RATE));
 
   @TempDir Path stateDir;
 

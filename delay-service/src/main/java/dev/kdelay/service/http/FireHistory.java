@@ -20,8 +20,8 @@ import org.apache.kafka.common.utils.ThreadUtils;
 
 /**
  * The last minutes of this instance's fire rate and lateness, for the console's charts: the fire
- * counter and the lateness histogram are sampled every {@link #INTERVAL}, and each interval between
- * two samples becomes a point.
+ * counter, the lateness histogram and the count of fires deferred by fire-rate limits are sampled
+ * every {@link #INTERVAL}, and each interval between two samples becomes a point.
  *
  * <p>Percentiles are read from the histogram's buckets, so a point's p50 and p99 are the upper
  * bound of the bucket the percentile falls in (1, 2, 3, 5, 7, 10, 15, 20, 30, 50 ms and coarser
@@ -74,8 +74,9 @@ public final class FireHistory implements AutoCloseable {
   }
 
   /**
-   * The points, oldest first: {@code {"at", "atMs", "firesPerSecond", "latenessP50Ms",
-   * "latenessP99Ms"}}, the percentiles null for an interval without fires.
+   * The points, oldest first: {@code {"at", "atMs", "firesPerSecond", "deferredPerSecond",
+   * "latenessP50Ms", "latenessP99Ms"}}, the percentiles null for an interval without fires; {@code
+   * deferredPerSecond} counts the tasks fire-rate limits deferred to a later slot.
    */
   synchronized List<Map<String, Object>> points() {
     List<Map<String, Object>> points = new ArrayList<>();
@@ -95,7 +96,9 @@ public final class FireHistory implements AutoCloseable {
     Map<String, Object> point = new LinkedHashMap<>();
     point.put("at", Instant.ofEpochMilli(to.atMs()).toString());
     point.put("atMs", to.atMs());
+    long deferred = to.counts().deferred() - from.counts().deferred();
     point.put("firesPerSecond", Math.round(fired / seconds * 100) / 100.0);
+    point.put("deferredPerSecond", Math.round(deferred / seconds * 100) / 100.0);
     point.put("latenessP50Ms", percentile(from.counts(), to.counts(), 0.50));
     point.put("latenessP99Ms", percentile(from.counts(), to.counts(), 0.99));
     return point;

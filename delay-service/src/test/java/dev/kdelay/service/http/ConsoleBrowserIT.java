@@ -312,6 +312,11 @@ class ConsoleBrowserIT {
     browser.get(url + "/#/overview");
     wait.until(
         ExpectedConditions.textToBePresentInElementLocated(By.id("rejections"), "UNKNOWN_TOPIC"));
+    // with the fires of each interval beside the tasks fire-rate limits deferred (none here)
+    assertThat(reloadUntilShown(By.cssSelector("#charts .legend-deferred")).getText())
+        .startsWith("deferred 0");
+    assertThat(browser.findElement(By.cssSelector("#charts .legend-fired")).getText())
+        .startsWith("fired ");
     screenshot("overview");
     // and reads on a phone's width too
     browser.manage().window().setSize(new Dimension(400, 860));

@@ -26,6 +26,10 @@ class FireHistoryTest {
     }
     metrics.taskFired(40);
     metrics.taskFired(40);
+    // and 10 deferred by a fire-rate limit
+    for (int i = 0; i < 10; i++) {
+      metrics.fireDeferred(200);
+    }
     clock.advance(5_000);
     history.sample();
     // and no fire in the next five
@@ -37,9 +41,12 @@ class FireHistoryTest {
     assertThat(points).hasSize(2);
     assertThat(points.get(0))
         .containsEntry("firesPerSecond", 20.0)
+        .containsEntry("deferredPerSecond", 2.0)
         .containsEntry("latenessP50Ms", 3.0)
         .containsEntry("latenessP99Ms", 50.0);
-    assertThat(points.get(1)).containsEntry("firesPerSecond", 0.0);
+    assertThat(points.get(1))
+        .containsEntry("firesPerSecond", 0.0)
+        .containsEntry("deferredPerSecond", 0.0);
     assertThat(points.get(1).get("latenessP50Ms")).isNull();
   }
 
