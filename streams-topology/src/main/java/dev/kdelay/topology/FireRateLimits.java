@@ -31,15 +31,28 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
   /**
    * One topic's limit.
    *
-   * @param perSecond fires per second; above 0
+   * @param perSecond fires per second; from {@value #MIN_PER_SECOND} (one in about 12 days) to
+   *     {@value #MAX_PER_SECOND}
    * @param burst the most fires at once; at least 1
    */
   public record Limit(double perSecond, int burst) {
 
+    /** The lowest rate a limit may have: one fire in about 12 days. */
+    public static final double MIN_PER_SECOND = 1e-6;
+
+    /** The highest rate a limit may have. */
+    public static final double MAX_PER_SECOND = 1e9;
+
     /** Creates a limit. */
     public Limit {
-      if (!(perSecond > 0) || Double.isInfinite(perSecond)) {
-        throw new IllegalArgumentException("a rate must be above 0 fires a second: " + perSecond);
+      if (!(perSecond >= MIN_PER_SECOND && perSecond <= MAX_PER_SECOND)) {
+        throw new IllegalArgumentException(
+            "a rate must be above 0 fires a second, from "
+                + MIN_PER_SECOND
+                + " to "
+                + MAX_PER_SECOND
+                + ": "
+                + perSecond);
       }
       if (burst < 1) {
         throw new IllegalArgumentException("a burst must be at least 1: " + burst);
@@ -53,7 +66,8 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
      * @return the rate divided by it, and the burst likewise, at least 1
      */
     public Limit share(int partitions) {
-      return new Limit(perSecond / partitions, Math.max(1, burst / partitions));
+      return new Limit(
+          Math.max(MIN_PER_SECOND, perSecond / partitions), Math.max(1, burst / partitions));
     }
 
     /**

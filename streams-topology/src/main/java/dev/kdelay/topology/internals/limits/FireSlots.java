@@ -8,6 +8,7 @@ import java.util.Map;
 import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.state.KeyValueIterator;
@@ -45,6 +46,9 @@ public final class FireSlots {
 
   private static final long MICROS_PER_MS = 1_000;
   private static final double MICROS_PER_SECOND = 1_000_000d;
+
+  /** Where times and spans in microseconds stop growing: about 73,000 years from the epoch. */
+  private static final long SATURATED = Long.MAX_VALUE / 4;
 
   private final Supplier<FireRateLimits> limits;
   private final int partitions;
@@ -113,7 +117,7 @@ public final class FireSlots {
     if (limit != null) {
       Limit share = limit.share(partitions);
       interval = Math.max(1, Math.round(MICROS_PER_SECOND / share.perSecond()));
-      tolerance = (share.burst() - 1L) * interval;
+      tolerance = saturated(() -> Math.multiplyExact(share.burst() - 1L, interval));
     } else if (clock > now) {
       interval = MICROS_PER_MS; // lifted while fires wait: behind them, a millisecond apart
       tolerance = 0;
@@ -123,13 +127,25 @@ public final class FireSlots {
       return OptionalLong.empty();
     }
     long next = Math.max(clock == null ? now : clock, now);
-    clocks.put(topic, next + interval);
+    clocks.put(topic, saturated(() -> Math.addExact(next, interval)));
     changed.add(topic);
     long conforms = next - tolerance;
     if (conforms <= now) {
       return OptionalLong.empty();
     }
     return OptionalLong.of(Math.max(nowMs + 1, -Math.floorDiv(-conforms, MICROS_PER_MS)));
+  }
+
+  /**
+   * A time or span in microseconds, kept far from overflow: a burst of a billion at the lowest rate
+   * is a tolerance longer than time, and so would be the clock of a topic whose slots run that far.
+   */
+  private static long saturated(LongSupplier exact) {
+    try {
+      return Math.min(exact.getAsLong(), SATURATED);
+    } catch (ArithmeticException overflow) {
+      return SATURATED;
+    }
   }
 
   /**

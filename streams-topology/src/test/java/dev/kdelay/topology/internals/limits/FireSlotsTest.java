@@ -141,6 +141,33 @@ class FireSlotsTest {
   }
 
   @Test
+  void shouldNeitherOverflowNorWrapAtTheEdgesOfTheLimits() {
+    // the lowest rate with the largest burst: a tolerance longer than time
+    FireSlots widest = new FireSlots(limits("t=0.000001/2147483647"), 1, store);
+    for (int i = 0; i < 1_000; i++) {
+      assertThat(widest.take("t", NOW)).isEmpty();
+    }
+    // the lowest rate, one at a time: each slot about 11.6 days after the one before, never wrapped
+    FireSlots slowest = new FireSlots(limits("u=0.000001/1"), 1, store);
+    long previous = NOW;
+    assertThat(slowest.take("u", NOW)).isEmpty();
+    for (int i = 0; i < 100; i++) {
+      long slot = slowest.take("u", NOW).orElseThrow();
+      assertThat(slot).isGreaterThan(previous);
+      previous = slot;
+    }
+    // the highest rate and burst, over 12 partitions: an interval of a microsecond, never zero
+    FireSlots fastest = new FireSlots(limits("v=1000000000/1000000000"), 12, store);
+    for (int i = 0; i < 10_000; i++) {
+      assertThat(fastest.take("v", NOW)).isEmpty();
+    }
+    // and one at a time: the next fire a microsecond later, in the next millisecond's slot
+    FireSlots single = new FireSlots(limits("w=1000000000/1"), 12, store);
+    assertThat(single.take("w", NOW)).isEmpty();
+    assertThat(single.take("w", NOW)).hasValue(NOW + 1);
+  }
+
+  @Test
   void shouldFireEverythingAtOnceWithoutLimitsOrStore() {
     FireSlots slots = FireSlots.none();
 

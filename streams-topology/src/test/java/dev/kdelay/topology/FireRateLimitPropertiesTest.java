@@ -1,0 +1,297 @@
+package dev.kdelay.topology;
+
+import static dev.kdelay.topology.DelayDriver.START;
+import static dev.kdelay.topology.DelayDriver.header;
+import static dev.kdelay.topology.DelayDriver.headerText;
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.generators.Choices;
+import dev.kdelay.schemas.generators.PropertyCheck;
+import dev.kdelay.topology.internals.limits.FireSlots;
+import dev.kdelay.topology.internals.store.ChangelogReplay;
+import dev.kdelay.topology.internals.store.StoreFormat;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import org.apache.kafka.common.serialization.LongDeserializer;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.streams.state.KeyValueStore;
+import org.apache.kafka.streams.test.TestRecord;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Fire-rate limits on generated interleavings of schedules, replacements, cancels, triggers, clock
+ * steps and restarts (exactly once, each restart restoring both stores from their changelogs),
+ * checked against what the contract promises rather than against a full model:
+ *
+ * <ul>
+ *   <li>each live one-shot fires exactly once, never before its due time, with the due time and
+ *       idempotency key of the schedule that was live when it fired, to its own topic; a cancelled
+ *       or already fired one never fires;
+ *   <li>a trigger fires its task at once, as it was due;
+ *   <li>the limited topic receives, in any second, at most its rate and its burst (triggers, which
+ *       are not limited, aside);
+ *   <li>the limited topic's tasks fire in the order they came due (the later of their due time and
+ *       the moment their request applied), within the 5 ms a punctuation spans;
+ *   <li>no request is dead-lettered but a trigger of an id with nothing live.
+ * </ul>
+ */
+class FireRateLimitPropertiesTest {
+
+  private static final String LIMITED = "limited";
+  private static final String FREE = "free";
+  private static final int IDS = 8;
+
+  /** The span of one punctuation: the order of tasks that came due within it is by due, then id. */
+  private static final long PUNCTUATION_MS = 5;
+
+  @TempDir Path tempDir;
+
+  /** A generated case: a limit, and the steps. */
+  record Case(double rate, int burst, List<Step> steps) {}
+
+  /** One step of a case. */
+  sealed interface Step {}
+
+  /** A one-shot for an id, due {@code dueInMs} from now (negative: overdue), to a topic. */
+  record Schedule(int id, boolean limited, long dueInMs) implements Step {}
+
+  /** A cancel of an id. */
+  record Cancel(int id) implements Step {}
+
+  /** A trigger of an id. */
+  record Trigger(int id) implements Step {}
+
+  /** The wall clock moved on, in punctuation-sized steps. */
+  record Advance(long ms) implements Step {}
+
+  /** The instance stopped, and another took the partition over from the changelogs. */
+  record Restart() implements Step {}
+
+  @Test
+  void shouldFireEveryTaskOnceInOrderAndWithinTheLimit() {
+    PropertyCheck.forAll(
+        "fire-rate limits: interleavings with restarts",
+        150,
+        FireRateLimitPropertiesTest::generate,
+        this::check);
+  }
+
+  private static Case generate(Choices choices) {
+    // Slow enough that deferred tasks are still waiting when the next steps come
+    double rate = choices.pick(List.of(1.0, 2.0, 5.0, 20.0));
+    int burst = choices.intBetween(1, 3);
+    List<Step> steps =
+        choices.list(
+            24,
+            90,
+            c ->
+                switch (c.weighted(6, 1, 1, 3, 2)) {
+                  case 0 -> new Schedule(c.below(IDS), c.chance(80), c.between(-300, 1_000));
+                  case 1 -> new Cancel(c.below(IDS));
+                  case 2 -> new Trigger(c.below(IDS));
+                  case 3 -> new Advance(c.between(0, 800));
+                  default -> new Restart();
+                });
+    return new Case(rate, burst, steps);
+  }
+
+  /** What is live for an id. */
+  private record Live(String topic, long dueMs, long appliedMs) {}
+
+  /** A fire seen by a consumer of the limited or the free topic. */
+  private record Fire(String id, String topic, long dueMs, long firedMs, boolean triggered) {}
+
+  private void check(Case c) {
+    Map<String, Object> overrides =
+        Map.of(DelayConfig.FIRE_RATE_LIMITS_CONFIG, LIMITED + "=" + c.rate() + "/" + c.burst());
+    Run run = new Run(overrides);
+    try {
+      for (Step step : c.steps()) {
+        if (step instanceof Schedule s) {
+          run.schedule(s);
+        } else if (step instanceof Cancel x) {
+          run.cancel(x);
+        } else if (step instanceof Trigger t) {
+          run.trigger(t);
+        } else if (step instanceof Advance a) {
+          run.advance(a.ms());
+        } else {
+          run.restart();
+        }
+      }
+      // then: everything live fires, at the limit's pace at most
+      long latestDue = run.live.values().stream().mapToLong(Live::dueMs).max().orElse(run.nowMs());
+      // every schedule may have taken a slot, cancelled and replaced ones too
+      long schedules = c.steps().stream().filter(s -> s instanceof Schedule).count();
+      long drain = (long) (schedules / c.rate() * 1000) + 1_000;
+      run.advance(Math.max(0, latestDue - run.nowMs()) + drain);
+      assertThat(run.live).as("every live task fired").isEmpty();
+
+      List<Fire> limited =
+          run.fires.stream().filter(f -> f.topic().equals(LIMITED) && !f.triggered()).toList();
+      int allowed = c.burst() + (int) Math.ceil(c.rate());
+      for (int from = 0, to = 0; to < limited.size(); to++) {
+        while (limited.get(to).firedMs() - limited.get(from).firedMs() >= 1_000) {
+          from++;
+        }
+        assertThat(to - from + 1)
+            .as("fires to the limited topic within a second, up to %s", limited.get(to))
+            .isLessThanOrEqualTo(allowed);
+      }
+      for (int i = 1; i < limited.size(); i++) {
+        Fire before = limited.get(i - 1);
+        Fire after = limited.get(i);
+        assertThat(run.cameDue.get(after) + PUNCTUATION_MS)
+            .as("%s fired after %s, which came due later", before, after)
+            .isGreaterThanOrEqualTo(run.cameDue.get(before));
+      }
+    } finally {
+      run.close();
+    }
+  }
+
+  /** One case's driver, the contract's expectations, and what consumers saw. */
+  private final class Run implements AutoCloseable {
+
+    private final Map<String, Object> overrides;
+    private DelayDriver driver;
+    private final Map<String, Live> live = new HashMap<>();
+    private final List<Fire> fires = new ArrayList<>();
+    private final Map<Fire, Long> cameDue = new HashMap<>();
+    private final List<TestRecord<byte[], byte[]>> scheduleLog = new ArrayList<>();
+    private final List<TestRecord<byte[], byte[]>> slotLog = new ArrayList<>();
+
+    Run(Map<String, Object> overrides) {
+      this.overrides = overrides;
+      this.driver = DelayDriver.exactlyOnce(newStateDir(), overrides);
+    }
+
+    long nowMs() {
+      return driver.now().toEpochMilli();
+    }
+
+    void schedule(Schedule s) {
+      String id = id(s.id());
+      String topic = s.limited() ? LIMITED : FREE;
+      long due = nowMs() + 1 + s.dueInMs();
+      request(
+          id,
+          "p",
+          header(DelayHeaders.TARGET_TOPIC, topic),
+          header(DelayHeaders.FIRE_AT, Long.toString(due)));
+      live.put(id, new Live(topic, due, nowMs()));
+      observe(null);
+    }
+
+    void cancel(Cancel x) {
+      String id = id(x.id());
+      request(id, null, header(DelayHeaders.ACTION, "cancel"));
+      live.remove(id);
+      observe(null);
+    }
+
+    void trigger(Trigger t) {
+      String id = id(t.id());
+      boolean wasLive = live.containsKey(id);
+      request(id, null, header(DelayHeaders.ACTION, "trigger"));
+      observe(wasLive ? id : null);
+      assertThat(live).as("a triggered task fires at once").doesNotContainKey(id);
+    }
+
+    void advance(long ms) {
+      driver.advanceTo(driver.now().plusMillis(ms));
+      observe(null);
+    }
+
+    /** Each request gets a millisecond of its own: ties between requests are another matter. */
+    private void request(
+        String id, String value, org.apache.kafka.common.header.Header... headers) {
+      driver.advance(Duration.ofMillis(1));
+      observe(null);
+      driver.request(id, value, headers);
+    }
+
+    /** Reads what the driver wrote, and holds each fire against what was live. */
+    private void observe(String triggered) {
+      for (String topic : List.of(LIMITED, FREE)) {
+        for (TestRecord<byte[], byte[]> record : driver.output(topic).readRecordsToList()) {
+          String id = headerText(record.headers(), DelayHeaders.ID);
+          long due = Long.parseLong(headerText(record.headers(), DelayHeaders.DUE_AT));
+          long fired = Long.parseLong(headerText(record.headers(), DelayHeaders.FIRED_AT));
+          Live expected = live.remove(id);
+          assertThat(expected)
+              .as("a live task for %s fired (to %s, due %d)", id, topic, due)
+              .isNotNull();
+          assertThat(topic).as("the topic of %s", id).isEqualTo(expected.topic());
+          assertThat(due).as("the due time %s fired with", id).isEqualTo(expected.dueMs());
+          assertThat(headerText(record.headers(), DelayHeaders.IDEMPOTENCY_KEY))
+              .isEqualTo(DelayHeaders.idempotencyKey(id, due));
+          boolean byTrigger = id.equals(triggered);
+          if (!byTrigger) {
+            assertThat(fired).as("%s not early", id).isGreaterThanOrEqualTo(due);
+          }
+          Fire fire = new Fire(id, topic, due, fired, byTrigger);
+          fires.add(fire);
+          cameDue.put(fire, Math.max(due, expected.appliedMs()));
+        }
+      }
+      for (TestRecord<byte[], byte[]> letter : driver.deadLetters()) {
+        assertThat(headerText(letter.headers(), DelayHeaders.ERROR))
+            .as("the only dead letter expected: a trigger of nothing live")
+            .isEqualTo("NOT_APPLICABLE");
+      }
+      scheduleLog.addAll(
+          driver
+              .output(StoreFormat.changelogTopic(driver.config.applicationId()))
+              .readRecordsToList());
+      slotLog.addAll(driver.output(slotsChangelog()).readRecordsToList());
+    }
+
+    void restart() {
+      Instant stopped = driver.now();
+      driver.close();
+      driver = DelayDriver.exactlyOnce(newStateDir(), overrides);
+      ChangelogReplay.restore(StoredSchedules.of(driver.driver), scheduleLog);
+      KeyValueStore<String, Long> clocks = driver.driver.getKeyValueStore(FireSlots.STORE);
+      try (StringDeserializer keys = new StringDeserializer();
+          LongDeserializer values = new LongDeserializer()) {
+        for (TestRecord<byte[], byte[]> record : slotLog) {
+          clocks.put(keys.deserialize("", record.key()), values.deserialize("", record.value()));
+        }
+      }
+      driver.advance(Duration.between(START, stopped));
+      observe(null);
+    }
+
+    private String slotsChangelog() {
+      return driver.config.applicationId() + "-" + FireSlots.STORE + "-changelog";
+    }
+
+    private Path newStateDir() {
+      try {
+        return Files.createTempDirectory(tempDir, "state-");
+      } catch (IOException e) {
+        throw new UncheckedIOException(e);
+      }
+    }
+
+    private String id(int index) {
+      return "t" + index;
+    }
+
+    @Override
+    public void close() {
+      driver.close();
+    }
+  }
+}
