@@ -17,6 +17,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.WakeupException;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.slf4j.Logger;
@@ -45,6 +46,7 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
 
   private static final Duration POLL = Duration.ofMillis(500);
   private static final long RETRY_MS = 5_000;
+  private static final long STARTING_RETRY_MS = 200;
 
   private final FireRateLimits configured;
   private final String topic;
@@ -108,15 +110,29 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
         } catch (WakeupException e) {
           return; // closing
         } catch (RuntimeException e) {
-          log.error(
-              "event=fire-rate-limits-unreadable topic={} response=keep-limits={} retry_ms={}"
-                  + " problem={}",
-              topic,
-              LogValues.quote(current.toString()),
-              RETRY_MS,
-              LogValues.quote(String.valueOf(e)));
-          caughtUp.countDown();
-          if (stopped.await(RETRY_MS, TimeUnit.MILLISECONDS)) {
+          // Refused: the start need not wait for a right it does not have. Anything else while
+          // starting (a topic just created and not yet in this client's metadata) is tried again
+          // soon, and the start waits for it, up to its timeout.
+          boolean refused = e instanceof AuthorizationException;
+          boolean starting = caughtUp.getCount() > 0 && !refused;
+          long retryMs = starting ? STARTING_RETRY_MS : RETRY_MS;
+          if (starting) {
+            log.info(
+                "event=fire-rate-limits-not-yet-readable topic={} retry_ms={} problem={}",
+                topic,
+                retryMs,
+                LogValues.quote(String.valueOf(e)));
+          } else {
+            log.error(
+                "event=fire-rate-limits-unreadable topic={} response=keep-limits={} retry_ms={}"
+                    + " problem={}",
+                topic,
+                LogValues.quote(current.toString()),
+                retryMs,
+                LogValues.quote(String.valueOf(e)));
+            caughtUp.countDown();
+          }
+          if (stopped.await(retryMs, TimeUnit.MILLISECONDS)) {
             return;
           }
         }

@@ -4,6 +4,7 @@ import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -125,10 +126,12 @@ public final class RequiredTopics {
     dlqConfigs.put(TopicConfig.RETENTION_MS_CONFIG, Long.toString(service.dlqRetentionMs()));
     create(config.dlqTopic(), service.topicPartitions(), durability, dlqConfigs, deadline);
     create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
-    createLimitsTopic(durability, configs, deadline);
-    Map<String, Integer> partitions =
-        propagation.awaitUsable(
-            List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
+    List<String> topics =
+        new ArrayList<>(List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
+    if (createLimitsTopic(durability, configs, deadline)) {
+      topics.add(config.fireRateLimitsTopic()); // so that the instance reads it before it fires
+    }
+    Map<String, Integer> partitions = propagation.awaitUsable(topics);
     requireSamePartitions(requestsPartitions, partitions.get(config.rerouteTopic()));
     return requestsPartitions;
   }
@@ -162,17 +165,19 @@ public final class RequiredTopics {
    * partition. A principal that may not create it starts without it: the limits of its
    * configuration apply, and the instance says so.
    */
-  private void createLimitsTopic(
+  private boolean createLimitsTopic(
       TopicDurability durability, Map<String, String> configs, StartupDeadline deadline) {
     Map<String, String> compacted = new HashMap<>(configs);
     compacted.put(TopicConfig.CLEANUP_POLICY_CONFIG, TopicConfig.CLEANUP_POLICY_COMPACT);
     try {
       create(config.fireRateLimitsTopic(), 1, durability, compacted, deadline);
+      return true;
     } catch (AuthorizationException e) {
       log.warn(
           "event=fire-rate-limits-topic-not-created topic={} problem={} response=configured-limits",
           config.fireRateLimitsTopic(),
           LogValues.quote(String.valueOf(e)));
+      return false;
     }
   }
 
