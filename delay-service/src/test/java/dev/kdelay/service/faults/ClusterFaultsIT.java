@@ -267,7 +267,20 @@ class ClusterFaultsIT {
     scenario.report("seed " + run.seed() + ": " + verdict.summary());
     assertThat(verdict.clean()).as(verdict.report()).isTrue();
     assertThat(live).allSatisfy(instance -> assertThat(instance.jvm().isAlive()).isTrue());
-    assertThat(fleet.threadFailures()).as("stream threads that died").isEmpty();
+    // a broker may answer a commit with an error the producer cannot go on from (seen in CI:
+    // UNKNOWN_SERVER_ERROR to an EndTxn during these faults): the thread dies and is replaced, and
+    // the verdict above says what that cost; a thread that died of anything else is kdelay's fault
+    List<String> failures = fleet.threadFailures();
+    List<String> afterBrokers =
+        failures.stream().filter(Fleet::replacedAfterABrokersFatalAnswer).toList();
+    scenario.report(
+        "stream threads replaced after a broker's fatal answer to a transaction request: "
+            + afterBrokers.size()
+            + (afterBrokers.isEmpty() ? "" : " " + afterBrokers));
+    assertThat(failures)
+        .filteredOn(failure -> !Fleet.replacedAfterABrokersFatalAnswer(failure))
+        .as("stream threads that died of anything but a broker's fatal answer")
+        .isEmpty();
   }
 
   /** Waits until a partition has a leader other than {@code old}: its leadership moved. */

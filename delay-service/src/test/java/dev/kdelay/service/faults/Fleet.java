@@ -12,6 +12,7 @@ import java.util.Set;
 import java.util.TreeMap;
 import java.util.TreeSet;
 import java.util.concurrent.TimeUnit;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import org.apache.kafka.clients.admin.Admin;
 import org.apache.kafka.clients.admin.ConsumerGroupDescription;
@@ -26,6 +27,15 @@ import org.apache.kafka.common.GroupState;
 final class Fleet implements AutoCloseable {
 
   private static final Duration START_TIMEOUT = Duration.ofSeconds(120);
+
+  /**
+   * What Kafka's transactional producer throws when a broker answers one of its transaction
+   * requests with an error it has no handling for, such as {@code UNKNOWN_SERVER_ERROR} to an
+   * {@code EndTxn} from a coordinator in the middle of a broker's death or restart.
+   */
+  private static final Pattern BROKERS_FATAL_ANSWER =
+      Pattern.compile(
+          "Caused by: org\\.apache\\.kafka\\.common\\.KafkaException: Unhandled error in \\w+Response");
 
   private final Path dir;
   private final Path logConfig;
@@ -140,6 +150,17 @@ final class Fleet implements AutoCloseable {
     return all().stream()
         .flatMap(instance -> instance.threadFailures().stream().map(line -> instance + ": " + line))
         .toList();
+  }
+
+  /**
+   * Whether a line of {@link #threadFailures()} is a stream thread the producer's fatal error
+   * killed after a broker's unexpected answer to a transaction request, and kdelay replaced.
+   * Nothing on the client side can carry on with that producer, so Kafka Streams lets the thread
+   * die; its transaction aborts and the replaced thread takes its tasks up from their changelogs.
+   */
+  static boolean replacedAfterABrokersFatalAnswer(String failure) {
+    return failure.contains("Replacing thread in the streams uncaught exception handler")
+        && BROKERS_FATAL_ANSWER.matcher(failure).find();
   }
 
   @Override
