@@ -51,6 +51,17 @@ public record StoredTask(Schedule schedule, long occurrence, OptionalLong deferr
   }
 
   /**
+   * The due time this task fires as: the deferred occurrence's, or else the time of the entry that
+   * holds it.
+   *
+   * @param entryTimeMs the time of the store entry that holds this task
+   * @return the due time its fire carries
+   */
+  public long firesAsDueMs(long entryTimeMs) {
+    return deferredDueMs.orElse(entryTimeMs);
+  }
+
+  /**
    * This task as it fires at its own due time: what a resume leaves of a deferred task, whose
    * occurrence the pause skipped.
    *

@@ -243,6 +243,12 @@ class StoredTaskCodecTest {
   }
 
   @Test
+  void shouldFireAsTheDeferredOccurrenceOrElseAtItsEntrysTime() {
+    assertThat(onceTask().firesAsDueMs(DUE + 5_000)).isEqualTo(DUE + 5_000);
+    assertThat(onceTask().deferredFrom(DUE).firesAsDueMs(DUE + 5_000)).isEqualTo(DUE);
+  }
+
+  @Test
   void shouldDecodeTheGoldenBytesWhenReadingTheCronVector() {
     assertThat(StoredTaskCodec.decode(golden("/vectors/stored-task-v1-cron.hex")))
         .isEqualTo(cronTask());

@@ -82,7 +82,7 @@ final class DueEntries {
     StoredTask task = decoded.value();
     // A deferred entry came due at its slot: it fires as the occurrence that was due.
     boolean deferred = task.deferredDueMs().isPresent();
-    long dueMs = task.deferredDueMs().orElse(due.dueMs());
+    long dueMs = task.firesAsDueMs(due.dueMs());
     if (!(task.schedule().timing() instanceof CronSpec spec)) {
       if (!deferred && deferIfLimited(due, task, nowMs)) {
         return;
@@ -169,7 +169,7 @@ final class DueEntries {
       if (task.schedule().recurring()) {
         throw new IllegalStateException("a recurring schedule is dead-lettered whole");
       }
-      long dueMs = task.deferredDueMs().orElse(due.dueMs());
+      long dueMs = task.firesAsDueMs(due.dueMs());
       deadLetter =
           OutputRecords.undeliverable(
               OutputRecords.fired(id, task.schedule(), dueMs, nowMs, task.occurrence()),

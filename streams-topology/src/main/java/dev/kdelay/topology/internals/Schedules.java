@@ -326,7 +326,7 @@ final class Schedules {
     if (!(schedule.timing() instanceof CronSpec spec)) {
       // A one-shot a fire-rate limit deferred fires as the task that was due (a trigger is not
       // limited: an operator asked for it).
-      long dueMs = task.deferredDueMs().orElse(current.timeMs());
+      long dueMs = task.firesAsDueMs(current.timeMs());
       Record<FiredKey, byte[]> fired = OutputRecords.fired(id, schedule, dueMs, nowMs, 1);
       ScheduleEntry marker = due.firedMarker(by.requestMs(), by.origin(), nowMs);
       firing.fire(fired, nowMs, by.requestMs());
@@ -337,7 +337,7 @@ final class Schedules {
     OptionalLong occurrence =
         paused
             ? nextWhilePaused(current, spec, nowMs)
-            : OptionalLong.of(task.deferredDueMs().orElse(current.timeMs()));
+            : OptionalLong.of(task.firesAsDueMs(current.timeMs()));
     if (occurrence.isEmpty()) {
       return rejection(
           RejectionReason.NOT_APPLICABLE,
