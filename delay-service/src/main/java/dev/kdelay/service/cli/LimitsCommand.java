@@ -1,11 +1,10 @@
 package dev.kdelay.service.cli;
 
-import dev.kdelay.service.limits.FireRateLimitsFeed;
+import dev.kdelay.service.limits.LimitsTopic;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.FireRateLimits.Limit;
 import java.io.PrintStream;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -20,7 +19,6 @@ import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.ProducerRecord;
 import org.apache.kafka.clients.producer.RecordMetadata;
 import org.apache.kafka.common.KafkaException;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.StringSerializer;
@@ -73,7 +71,7 @@ public record LimitsCommand(String verb, CommandLine line) {
     }
     if (verb.equals("set")) {
       try {
-        FireRateLimitsFeed.readValue(line.positionals().get(1));
+        LimitsTopic.readValue(line.positionals().get(1));
       } catch (IllegalArgumentException e) {
         throw new UsageException(e.getMessage());
       }
@@ -146,14 +144,10 @@ public record LimitsCommand(String verb, CommandLine line) {
     Map<String, Optional<Limit>> set = new TreeMap<>();
     try (KafkaConsumer<byte[], byte[]> consumer =
         new KafkaConsumer<>(props, new ByteArrayDeserializer(), new ByteArrayDeserializer())) {
-      List<PartitionInfo> infos = consumer.partitionsFor(topic, READ_TIMEOUT);
-      if (infos == null || infos.isEmpty()) {
+      List<TopicPartition> partitions = LimitsTopic.fromBeginning(consumer, topic, READ_TIMEOUT);
+      if (partitions.isEmpty()) {
         return set; // no instance has created it yet: nothing set
       }
-      List<TopicPartition> partitions =
-          infos.stream().map(info -> new TopicPartition(topic, info.partition())).toList();
-      consumer.assign(partitions);
-      consumer.seekToBeginning(partitions);
       Map<TopicPartition, Long> ends = consumer.endOffsets(partitions, READ_TIMEOUT);
       Timer timer = Time.SYSTEM.timer(READ_TIMEOUT);
       while (partitions.stream().anyMatch(p -> consumer.position(p) < ends.get(p))) {
@@ -161,21 +155,8 @@ public record LimitsCommand(String verb, CommandLine line) {
           throw new KafkaException("the limits topic " + topic + " was not read within 30 s");
         }
         for (ConsumerRecord<byte[], byte[]> record : consumer.poll(Duration.ofMillis(200))) {
-          if (record.key() == null) {
-            continue;
-          }
-          String target = new String(record.key(), StandardCharsets.UTF_8);
-          if (record.value() == null) {
-            set.remove(target);
-            continue;
-          }
-          try {
-            set.put(
-                target,
-                FireRateLimitsFeed.readValue(new String(record.value(), StandardCharsets.UTF_8)));
-          } catch (IllegalArgumentException ignored) {
-            // the instances ignore it too, and log it
-          }
+          // one the instances cannot read changes nothing there either (they log it)
+          LimitsTopic.read(record).applyTo(set);
         }
         timer.update();
       }

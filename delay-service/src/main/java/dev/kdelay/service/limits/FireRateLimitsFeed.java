@@ -3,7 +3,6 @@ package dev.kdelay.service.limits;
 import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.FireRateLimits.Limit;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -15,7 +14,6 @@ import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
-import org.apache.kafka.common.PartitionInfo;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.errors.AuthorizationException;
 import org.apache.kafka.common.errors.WakeupException;
@@ -28,10 +26,8 @@ import org.slf4j.LoggerFactory;
  * by topic by what the limits topic holds ({@code delay.fire.rate.limits.topic}), so that an
  * operator changes a limit on every instance at once, without a restart ({@code kdelay limits}).
  *
- * <p>The limits topic is compacted and keyed by target topic. A record's value is {@code rate} or
- * {@code rate/burst} (as in {@code delay.fire.rate.limits}), or {@value #NONE} to lift the topic's
- * limit; a tombstone removes the override, and the topic's configured limit, if any, applies again.
- * A value that cannot be read is logged and ignored.
+ * <p>{@link LimitsTopic} says what the topic's records hold; one that cannot be read is logged and
+ * ignored.
  *
  * <p>A thread of its own reads the topic from the beginning and follows it; {@link #get} answers
  * from memory, on the stream threads. If the topic cannot be read, the limits last read stay in
@@ -41,10 +37,11 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
 
   private static final Logger log = LoggerFactory.getLogger(FireRateLimitsFeed.class);
 
-  /** A record value that lifts a topic's limit. */
-  public static final String NONE = "none";
-
   private static final Duration POLL = Duration.ofMillis(500);
+
+  /** How long a read waits for the topic's partitions: Kafka's {@code default.api.timeout.ms}. */
+  private static final Duration LOOKUP_TIMEOUT = Duration.ofMinutes(1);
+
   private static final long RETRY_MS = 5_000;
   private static final long STARTING_RETRY_MS = 200;
 
@@ -151,14 +148,10 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
       if (closing) {
         return;
       }
-      List<PartitionInfo> infos = reader.partitionsFor(topic);
-      if (infos == null || infos.isEmpty()) {
+      List<TopicPartition> partitions = LimitsTopic.fromBeginning(reader, topic, LOOKUP_TIMEOUT);
+      if (partitions.isEmpty()) {
         throw new IllegalStateException("the topic does not exist");
       }
-      List<TopicPartition> partitions =
-          infos.stream().map(info -> new TopicPartition(topic, info.partition())).toList();
-      reader.assign(partitions);
-      reader.seekToBeginning(partitions);
       Map<TopicPartition, Long> ends = reader.endOffsets(partitions);
       overrides.clear();
       while (!closing) {
@@ -181,45 +174,17 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
 
   /** Takes one record of the topic in; whether it changed an override. */
   private boolean apply(ConsumerRecord<byte[], byte[]> record) {
-    if (record.key() == null) {
-      log.warn(
-          "event=fire-rate-limit-ignored topic={} offset={} problem=\"no key: a record's key names"
-              + " the target topic it limits\"",
-          topic,
-          record.offset());
-      return false;
-    }
-    String target = new String(record.key(), StandardCharsets.UTF_8);
-    if (record.value() == null) {
-      return overrides.remove(target) != null;
-    }
-    String value = new String(record.value(), StandardCharsets.UTF_8);
-    Optional<Limit> limit;
-    try {
-      limit = readValue(value);
-    } catch (IllegalArgumentException e) {
+    LimitsTopic.Change change = LimitsTopic.read(record);
+    if (change instanceof LimitsTopic.Unreadable unreadable) {
       log.warn(
           "event=fire-rate-limit-ignored topic={} offset={} target={} value={} problem={}",
           topic,
           record.offset(),
-          LogValues.quote(target),
-          LogValues.quote(value),
-          LogValues.quote(e.getMessage()));
-      return false;
+          LogValues.quote(String.valueOf(unreadable.target())),
+          LogValues.quote(String.valueOf(unreadable.value())),
+          LogValues.quote(unreadable.problem()));
     }
-    return !limit.equals(overrides.put(target, limit));
-  }
-
-  /**
-   * Reads a record value of the limits topic.
-   *
-   * @return the limit, or empty for {@value #NONE}
-   * @throws IllegalArgumentException if it is neither
-   */
-  public static Optional<Limit> readValue(String value) {
-    return value.strip().equalsIgnoreCase(NONE)
-        ? Optional.empty()
-        : Optional.of(Limit.parse(value));
+    return change.applyTo(overrides);
   }
 
   private void publish(boolean changed) {

@@ -3,7 +3,7 @@ package dev.kdelay.service.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.kdelay.service.limits.FireRateLimitsFeed;
+import dev.kdelay.service.limits.LimitsTopic;
 import dev.kdelay.topology.FireRateLimits.Limit;
 import java.util.List;
 import java.util.Optional;
@@ -51,8 +51,8 @@ class LimitsCommandTest {
 
   @Test
   void shouldReadARecordValueAsTheInstancesDo() {
-    assertThat(FireRateLimitsFeed.readValue("250")).contains(new Limit(250, 250));
-    assertThat(FireRateLimitsFeed.readValue(" 2.5/10 ")).contains(new Limit(2.5, 10));
-    assertThat(FireRateLimitsFeed.readValue("None")).isEqualTo(Optional.empty());
+    assertThat(LimitsTopic.readValue("250")).contains(new Limit(250, 250));
+    assertThat(LimitsTopic.readValue(" 2.5/10 ")).contains(new Limit(2.5, 10));
+    assertThat(LimitsTopic.readValue("None")).isEqualTo(Optional.empty());
   }
 }
