@@ -40,6 +40,7 @@ import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Clock;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -394,7 +395,7 @@ public final class DelayService implements AutoCloseable {
         Optional.of(
             new PartitionCountGuard(
                 targetAdmin,
-                ready.requestsTopic(),
+                requestsTopics(ready),
                 ready.requestsPartitions(),
                 this::stopFor,
                 HTTP_CALL_TIMEOUT));
@@ -493,6 +494,14 @@ public final class DelayService implements AutoCloseable {
   }
 
   /** Serves the HTTP API; the admin API writes requests with a client of its own. */
+  /** The request topics: the shared one, then each tenant's. */
+  private static List<String> requestsTopics(DelayConfig ready) {
+    List<String> topics = new ArrayList<>();
+    topics.add(ready.requestsTopic());
+    topics.addAll(ready.tenants().requestsTopics());
+    return topics;
+  }
+
   private void startHttp(DelayConfig ready, HostInfo self) {
     Map<String, Object> producer =
         ClientProperties.of(ready, ready.bootstrapServers(), ClientProperties.Kind.PRODUCER);

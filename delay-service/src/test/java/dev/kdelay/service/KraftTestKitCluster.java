@@ -74,6 +74,36 @@ public final class KraftTestKitCluster implements KafkaTestCluster {
         nodes -> nodes.setBrokerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT));
   }
 
+  /**
+   * The same as {@link #startWithSasl()}, with more SASL/PLAIN users beside {@value #SASL_USER}:
+   * principals {@code User:<name>} with no right but what ACLs give them.
+   *
+   * @param users each user's password, by name
+   */
+  public static KraftTestKitCluster startWithSasl(Map<String, String> users) throws Exception {
+    StringBuilder jaas =
+        new StringBuilder(
+            "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""
+                + SASL_USER
+                + "\" password=\""
+                + SASL_PASSWORD
+                + "\" user_"
+                + SASL_USER
+                + "=\""
+                + SASL_PASSWORD
+                + "\"");
+    users.forEach((user, password) -> jaas.append(" user_" + user + "=\"" + password + "\""));
+    jaas.append(';');
+    return start(
+        1,
+        Map.of(
+            "super.users",
+            "User:" + SASL_USER + ";User:ANONYMOUS",
+            "listener.name.external.plain.sasl.jaas.config",
+            jaas.toString()),
+        nodes -> nodes.setBrokerSecurityProtocol(SecurityProtocol.SASL_PLAINTEXT));
+  }
+
   /** The {@code sasl.jaas.config} of a SASL/PLAIN client. */
   public static String plainJaasConfig(String user, String password) {
     return "org.apache.kafka.common.security.plain.PlainLoginModule required username=\""

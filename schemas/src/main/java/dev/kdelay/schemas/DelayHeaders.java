@@ -70,6 +70,12 @@ public final class DelayHeaders {
   /** Fired records: the schedule id. */
   public static final String ID = "delay-id";
 
+  /**
+   * Fired records and dead letters of a deployment with tenants: the tenant whose schedule it is
+   * (see {@link TenantIds}). Set by kdelay alone: a request's own is not carried.
+   */
+  public static final String TENANT = "delay-tenant";
+
   /** Fired records: {@code <id>@<due epoch ms>}, unique per occurrence. */
   public static final String IDEMPOTENCY_KEY = "delay-idempotency-key";
 
@@ -157,6 +163,7 @@ public final class DelayHeaders {
   public static final Set<String> OUTPUT_HEADERS =
       Set.of(
           ID,
+          TENANT,
           IDEMPOTENCY_KEY,
           DUE_AT,
           FIRED_AT,

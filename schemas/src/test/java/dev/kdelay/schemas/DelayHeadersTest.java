@@ -33,6 +33,7 @@ class DelayHeadersTest {
     assertThat(DelayHeaders.OUTPUT_HEADERS)
         .containsExactlyInAnyOrder(
             "delay-id",
+            "delay-tenant",
             "delay-idempotency-key",
             "delay-due-at",
             "delay-fired-at",
@@ -44,6 +45,7 @@ class DelayHeadersTest {
             "delay-source",
             "delay-requested-at");
     assertThat(DelayHeaders.ID).isEqualTo("delay-id");
+    assertThat(DelayHeaders.TENANT).isEqualTo("delay-tenant");
     assertThat(DelayHeaders.IDEMPOTENCY_KEY).isEqualTo("delay-idempotency-key");
     assertThat(DelayHeaders.DUE_AT).isEqualTo("delay-due-at");
     assertThat(DelayHeaders.FIRED_AT).isEqualTo("delay-fired-at");

@@ -78,7 +78,7 @@ class RequestParserTest {
   void shouldReturnAResultAndNeverThrowWhenRecordsAreRandom() {
     Random random = new Random(0x6b64656c6179L);
     Set<String> outcomes = new TreeSet<>();
-    for (int i = 0; i < 20_000; i++) {
+    for (int i = 0; i < 40_000; i++) {
       byte[] key = randomKey(random);
       byte[] value = random.nextInt(4) == 0 ? null : randomBytes(random, 16);
       Headers headers = randomHeaders(random);

@@ -6,6 +6,7 @@ import static org.apache.kafka.common.config.ConfigDef.Range.between;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.Optional;
 import java.util.regex.Pattern;
 import java.util.regex.PatternSyntaxException;
 import org.apache.kafka.common.config.AbstractConfig;
@@ -69,6 +70,15 @@ public final class DelayConfig extends AbstractConfig {
           + " when this names them: matches them, but not a made-up topic of the same kind (so"
           + " '.*', '^.*$', '.+' or '.*-changelog' name none). Checked when a request arrives and"
           + " again when a task fires.";
+
+  public static final String TENANTS_CONFIG = "delay.tenants";
+  private static final String TENANTS_DOC =
+      "Comma-separated tenants sharing this deployment, each 1 to 32 lowercase letters and"
+          + " digits. A tenant schedules through its own request topic '<requests topic>.<tenant>'"
+          + " (so that Kafka ACLs decide who schedules as whom), its ids are its own, its targets"
+          + " must match delay.tenant.<tenant>.target.topic.allow (default: topics named"
+          + " '<tenant>.*') as well as delay.target.topic.allow, and its dead letters go to"
+          + " '<dead-letter topic>.<tenant>'. Empty: no tenants, one namespace.";
 
   public static final String HORIZON_CONFIG = "delay.horizon.ms";
   private static final String HORIZON_DOC =
@@ -301,6 +311,7 @@ public final class DelayConfig extends AbstractConfig {
               DelayConfig::validateRegex,
               Importance.HIGH,
               TARGET_TOPIC_ALLOW_DOC)
+          .define(TENANTS_CONFIG, Type.STRING, "", Importance.MEDIUM, TENANTS_DOC)
           .define(
               HORIZON_CONFIG,
               Type.LONG,
@@ -474,6 +485,7 @@ public final class DelayConfig extends AbstractConfig {
           .define(IMPORT_FROM_CONFIG, Type.STRING, "", Importance.LOW, IMPORT_FROM_DOC);
 
   private final Pattern targetTopicAllow;
+  private final Tenants tenants;
 
   /**
    * Creates a configuration.
@@ -488,12 +500,47 @@ public final class DelayConfig extends AbstractConfig {
       String name = String.valueOf(key);
       if (name.startsWith("delay.")
           && !CONFIG_DEF.names().contains(name)
-          && !RETIRED_KEYS.containsKey(name)) {
+          && !RETIRED_KEYS.containsKey(name)
+          && !isTenantKey(name)) {
         // Without the value: an unknown key may be a misspelt secret (delay.sasl.jaas.configg).
         throw new ConfigException(name + ": unknown kdelay configuration key");
       }
     }
     this.targetTopicAllow = Pattern.compile(getString(TARGET_TOPIC_ALLOW_CONFIG));
+    this.tenants =
+        Tenants.of(
+            getString(TENANTS_CONFIG),
+            requestsTopic(),
+            dlqTopic(),
+            tenant ->
+                Optional.ofNullable(
+                        originals()
+                            .get(Tenants.KEY_PREFIX + tenant + Tenants.TARGET_TOPIC_ALLOW_SUFFIX))
+                    .map(String::valueOf));
+    for (Object key : originals.keySet()) {
+      String name = String.valueOf(key);
+      if (isTenantKey(name)
+          && tenants
+              .named(
+                  name.substring(
+                      Tenants.KEY_PREFIX.length(),
+                      name.length() - Tenants.TARGET_TOPIC_ALLOW_SUFFIX.length()))
+              .isEmpty()) {
+        throw new ConfigException(name + ": names no tenant of " + TENANTS_CONFIG);
+      }
+    }
+  }
+
+  /** Whether a key is one of a tenant's own: {@code delay.tenant.<tenant>.target.topic.allow}. */
+  public static boolean isTenantKey(String name) {
+    return name.startsWith(Tenants.KEY_PREFIX)
+        && name.endsWith(Tenants.TARGET_TOPIC_ALLOW_SUFFIX)
+        && name.length() > Tenants.KEY_PREFIX.length() + Tenants.TARGET_TOPIC_ALLOW_SUFFIX.length();
+  }
+
+  /** The tenants sharing this deployment ({@link Tenants#NONE} if none). */
+  public Tenants tenants() {
+    return tenants;
   }
 
   /**
@@ -541,6 +588,26 @@ public final class DelayConfig extends AbstractConfig {
 
   public String dlqTopic() {
     return getString(DLQ_TOPIC_CONFIG);
+  }
+
+  /**
+   * The dead-letter topic of a tenant's records: {@code <dead-letter topic>.<tenant>}; the shared
+   * one for no tenant ({@code ""}) or one this deployment does not have.
+   */
+  public String dlqTopic(String tenant) {
+    return tenant.isEmpty()
+        ? dlqTopic()
+        : tenants.named(tenant).map(Tenants.Tenant::dlqTopic).orElse(dlqTopic());
+  }
+
+  /** Whether a topic is one of this deployment's dead-letter topics, shared or a tenant's. */
+  public boolean isDlqTopic(String topic) {
+    return topic.equals(dlqTopic()) || tenants.dlqTopics().contains(topic);
+  }
+
+  /** Whether a topic is one of this deployment's request topics, shared or a tenant's. */
+  public boolean isRequestsTopic(String topic) {
+    return topic.equals(requestsTopic()) || tenants.ofRequestsTopic(topic).isPresent();
   }
 
   /** The reroute topic; defaults to {@code <requests topic>-rerouted}. */

@@ -1,5 +1,7 @@
 package dev.kdelay.topology;
 
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.internals.RequestProcessor;
 import dev.kdelay.topology.internals.RequestTimestamps;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
@@ -8,14 +10,18 @@ import dev.kdelay.topology.internals.delivery.Sinks;
 import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
 import dev.kdelay.topology.internals.store.StoreFormat;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
+import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.StreamPartitioner;
@@ -172,9 +178,37 @@ public final class DelayTopology {
     StreamPartitioner<FiredKey, byte[]> targetPartition =
         (topic, key, value, partitions) -> Optional.of(Set.of(key.partition()));
 
+    // A tenant's dead letters go to its own topic: delay-tenant names it, which kdelay alone sets.
+    TopicNameExtractor<byte[], byte[]> deadLetterTopic =
+        (key, value, context) -> {
+          Header tenant = context.headers().lastHeader(DelayHeaders.TENANT);
+          return config.dlqTopic(
+              tenant == null || tenant.value() == null
+                  ? ""
+                  : new String(tenant.value(), StandardCharsets.UTF_8));
+        };
+    // A rerouted request goes to the partition its id hashes to: a tenant's id as the tenant sent
+    // it, the partition its producer chose (what the default partitioner would do with its key).
+    StreamPartitioner<byte[], byte[]> reroutePartition =
+        (topic, key, value, partitions) ->
+            key == null
+                ? Optional.empty()
+                : Optional.of(
+                    Set.of(Utils.toPositive(Utils.murmur2(TenantIds.idBytes(key))) % partitions));
+    // The shared request topic, then each tenant's: one source, so that partition i of each is
+    // read by task i, which owns the ids that hash to i whichever topic they came by.
+    List<String> requestsTopics = new ArrayList<>();
+    requestsTopics.add(config.requestsTopic());
+    requestsTopics.addAll(config.tenants().requestsTopics());
     TimestampExtractor timestamps = new RequestTimestamps(config.rerouteTopic());
     return new Topology()
-        .addSource(NO_RESET, REQUESTS_SOURCE, timestamps, bytesIn, bytesIn, config.requestsTopic())
+        .addSource(
+            NO_RESET,
+            REQUESTS_SOURCE,
+            timestamps,
+            bytesIn,
+            bytesIn,
+            requestsTopics.toArray(String[]::new))
         .addSource(NO_RESET, REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
         .addProcessor(
             PROCESSOR,
@@ -188,8 +222,9 @@ public final class DelayTopology {
                 config.storeFormat()),
             PROCESSOR)
         .addStateStore(FireSlots.storeBuilder(), PROCESSOR)
-        .addSink(Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, PROCESSOR)
-        .addSink(Sinks.DLQ, config.dlqTopic(), bytesOut, bytesOut, PROCESSOR)
+        .addSink(
+            Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, reroutePartition, PROCESSOR)
+        .addSink(Sinks.DLQ, deadLetterTopic, bytesOut, bytesOut, PROCESSOR)
         .addSink(Sinks.FIRE, targetTopic, firedKey, bytesOut, PROCESSOR)
         .addSink(
             Sinks.FIRE_PARTITIONED, targetTopic, firedKey, bytesOut, targetPartition, PROCESSOR);

@@ -193,6 +193,11 @@ public final class StreamsTuning {
     props.put(
         StreamsConfig.mainConsumerPrefix(ConsumerConfig.INTERCEPTOR_CLASSES_CONFIG),
         String.join(",", interceptors));
+    if (!config.tenants().isEmpty()) {
+      props.put(
+          StreamsConfig.mainConsumerPrefix(PolledRequests.TENANT_TOPICS_CONFIG),
+          PolledRequests.tenantTopics(config.tenants()));
+    }
     return props;
   }
 

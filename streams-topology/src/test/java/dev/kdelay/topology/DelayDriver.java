@@ -32,6 +32,7 @@ final class DelayDriver implements AutoCloseable {
   private final TestInputTopic<byte[], byte[]> requests;
   private final TestInputTopic<byte[], byte[]> rerouted;
   private final Map<String, TestOutputTopic<byte[], byte[]>> outputs = new HashMap<>();
+  private final Map<String, TestInputTopic<byte[], byte[]>> tenantInputs = new HashMap<>();
   private final List<TestRecord<byte[], byte[]>> rerouteOutputs = new java.util.ArrayList<>();
   private Instant wallClock = START;
 
@@ -102,6 +103,18 @@ final class DelayDriver implements AutoCloseable {
 
   void request(byte[] key, byte[] value, Instant timestamp, Header... headers) {
     requests.pipeInput(new TestRecord<>(key, value, new RecordHeaders(headers), timestamp));
+    deliverFences();
+  }
+
+  /** Pipes a request to a tenant's own request topic, stamped with the current wall-clock time. */
+  void requestAs(String tenant, String id, String value, Header... headers) {
+    String topic = config.tenants().named(tenant).orElseThrow().requestsTopic();
+    ByteArraySerializer out = new ByteArraySerializer();
+    tenantInputs
+        .computeIfAbsent(topic, t -> driver.createInputTopic(t, out, out))
+        .pipeInput(
+            new TestRecord<>(
+                bytes(id), value == null ? null : bytes(value), new RecordHeaders(headers), now()));
     deliverFences();
   }
 

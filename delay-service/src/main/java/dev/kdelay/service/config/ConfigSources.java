@@ -148,7 +148,11 @@ public final class ConfigSources {
     void validate(ConfigDef definition) {
       List<String> errors = new ArrayList<>();
       values.keySet().stream()
-          .filter(key -> key.startsWith("delay.") && !definition.names().contains(key))
+          .filter(
+              key ->
+                  key.startsWith("delay.")
+                      && !definition.names().contains(key)
+                      && !DelayConfig.isTenantKey(key))
           .sorted()
           .forEach(
               key ->

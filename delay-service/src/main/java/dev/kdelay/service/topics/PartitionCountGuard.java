@@ -3,6 +3,7 @@ package dev.kdelay.service.topics;
 import dev.kdelay.schemas.LogValues;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.Executors;
@@ -13,13 +14,14 @@ import java.util.concurrent.TimeoutException;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.Consumer;
 import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.TopicDescription;
 import org.apache.kafka.common.utils.ThreadUtils;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Watches, while an instance runs, that the requests topic keeps the partition count the instance
- * started with, which is the count its stores were made for.
+ * Watches, while an instance runs, that the request topics (the shared one and each tenant's) keep
+ * the partition count the instance started with, which is the count its stores were made for.
  *
  * <p>A schedule belongs to partition {@code murmur2(id) mod count}. Partitions added to the
  * requests topic by hand ({@code kafka-topics --alter --partitions}) send producers' requests for
@@ -39,7 +41,7 @@ public final class PartitionCountGuard implements AutoCloseable {
   static final Duration EVERY = Duration.ofSeconds(30);
 
   private final Admin admin;
-  private final String requestsTopic;
+  private final List<String> requestsTopics;
   private final int expected;
   private final Consumer<String> onChanged;
   private final Duration timeout;
@@ -49,19 +51,19 @@ public final class PartitionCountGuard implements AutoCloseable {
 
   /**
    * @param admin the client that describes the topic; not closed here
-   * @param requestsTopic the requests topic
+   * @param requestsTopics the request topics, the shared one first
    * @param expected the partition count the instance started with
    * @param onChanged told, once, the message for a changed count
    * @param timeout how long a description may take
    */
   public PartitionCountGuard(
       Admin admin,
-      String requestsTopic,
+      List<String> requestsTopics,
       int expected,
       Consumer<String> onChanged,
       Duration timeout) {
     this.admin = admin;
-    this.requestsTopic = requestsTopic;
+    this.requestsTopics = List.copyOf(requestsTopics);
     this.expected = expected;
     this.onChanged = onChanged;
     this.timeout = timeout;
@@ -120,26 +122,27 @@ public final class PartitionCountGuard implements AutoCloseable {
    * @throws IllegalStateException if Kafka does not describe the topic within the timeout
    */
   public Optional<String> checkNow() {
-    int now;
+    Map<String, TopicDescription> described;
     try {
-      now =
+      described =
           admin
-              .describeTopics(List.of(requestsTopic))
+              .describeTopics(requestsTopics)
               .allTopicNames()
-              .get(timeout.toMillis(), TimeUnit.MILLISECONDS)
-              .get(requestsTopic)
-              .partitions()
-              .size();
+              .get(timeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (InterruptedException e) {
       Thread.currentThread().interrupt();
       throw new IllegalStateException("interrupted", e);
     } catch (ExecutionException | TimeoutException e) {
-      throw new IllegalStateException("could not describe " + requestsTopic + ": " + e, e);
+      throw new IllegalStateException("could not describe " + requestsTopics + ": " + e, e);
     }
-    return now == expected
-        ? Optional.empty()
-        : Optional.of(
-            changedMessage(requestsTopic, now, expected, "the count this instance started with"));
+    for (String topic : requestsTopics) {
+      int now = described.get(topic).partitions().size();
+      if (now != expected) {
+        return Optional.of(
+            changedMessage(topic, now, expected, "the count this instance started with"));
+      }
+    }
+    return Optional.empty();
   }
 
   @Override

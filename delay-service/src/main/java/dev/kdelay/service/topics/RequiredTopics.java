@@ -4,6 +4,7 @@ import dev.kdelay.schemas.LogValues;
 import dev.kdelay.service.DelayServiceException;
 import dev.kdelay.service.config.ServiceConfig;
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.Tenants;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
@@ -128,17 +129,31 @@ public final class RequiredTopics {
     create(config.rerouteTopic(), requestsPartitions, durability, configs, deadline);
     List<String> topics =
         new ArrayList<>(List.of(config.requestsTopic(), config.dlqTopic(), config.rerouteTopic()));
+    // Each tenant's request topic shares the requests topic's partitions: partition i of each is
+    // read by the task that owns the ids hashing to i.
+    for (Tenants.Tenant tenant : config.tenants().all()) {
+      create(tenant.requestsTopic(), requestsPartitions, durability, configs, deadline);
+      create(tenant.dlqTopic(), service.topicPartitions(), durability, dlqConfigs, deadline);
+      topics.add(tenant.requestsTopic());
+      topics.add(tenant.dlqTopic());
+    }
     if (createLimitsTopic(durability, configs, deadline)) {
       topics.add(config.fireRateLimitsTopic()); // so that the instance reads it before it fires
     }
     Map<String, Integer> partitions = propagation.awaitUsable(topics);
-    requireSamePartitions(requestsPartitions, partitions.get(config.rerouteTopic()));
+    requireSamePartitions(
+        config.rerouteTopic(), requestsPartitions, partitions.get(config.rerouteTopic()));
+    for (String tenantTopic : config.tenants().requestsTopics()) {
+      requireSamePartitions(tenantTopic, requestsPartitions, partitions.get(tenantTopic));
+    }
     return requestsPartitions;
   }
 
   /** Checks topics an operator may have made or changed; refuses before Kafka Streams starts. */
   private void checkExisting(StartupDeadline deadline) {
-    TopicConfigs.ofExisting(admin, deadline, List.of(config.dlqTopic()))
+    List<String> dlqTopics = new ArrayList<>(List.of(config.dlqTopic()));
+    dlqTopics.addAll(config.tenants().dlqTopics());
+    TopicConfigs.ofExisting(admin, deadline, dlqTopics)
         .forEach(
             (topic, existing) ->
                 DeadLetterRetention.warnIfShorter(topic, existing, service.dlqRetentionMs()));
@@ -243,18 +258,22 @@ public final class RequiredTopics {
     }
   }
 
-  private void requireSamePartitions(int requestsPartitions, int reroutePartitions) {
-    if (reroutePartitions != requestsPartitions) {
+  /**
+   * Refuses a reroute or tenant's request topic whose partition count is not the requests topic's.
+   */
+  private void requireSamePartitions(String topic, int requestsPartitions, int partitions) {
+    if (partitions != requestsPartitions) {
       throw new DelayServiceException(
           String.format(
-              "The reroute topic %s has %d partitions but the requests topic %s has %d; they must"
+              "The %s topic %s has %d partitions but the requests topic %s has %d; they must"
                   + " be equal. Delete %s when no request is in flight, and kdelay recreates it"
                   + " with the requests topic's count.",
-              config.rerouteTopic(),
-              reroutePartitions,
+              topic.equals(config.rerouteTopic()) ? "reroute" : "tenant's request",
+              topic,
+              partitions,
               config.requestsTopic(),
               requestsPartitions,
-              config.rerouteTopic()));
+              topic));
     }
   }
 }

@@ -5,6 +5,7 @@ import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.schemas.WireText;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.ScheduleMove;
@@ -67,7 +68,7 @@ final class Imports {
     }
     byte[] key = record.key();
     Optional<String> id =
-        key == null || key.length == 0 || key.length > maxIdBytes
+        key == null || key.length == 0 || TenantIds.idBytes(key).length > maxIdBytes
             ? Optional.empty()
             : WireText.decode(key);
     if (id.isEmpty()) {

@@ -3,6 +3,7 @@ package dev.kdelay.topology.internals;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.RocksDBScheduleStore;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
@@ -23,19 +24,18 @@ public final class IntakeReadAhead {
   private final MeteredScheduleStore store;
   private final TopicPartition requestsPartition;
   private final TopicPartition reroutePartition;
+  private final List<TopicPartition> inputPartitions;
   private final Map<TopicPartition, Long> readAheadTo = new HashMap<>();
 
   /**
-   * @param requestsPartition the task's partition of the request topic
-   * @param reroutePartition the task's partition of the reroute topic
+   * @param inputPartitions the task's partitions: of the request topic, of the reroute topic, then
+   *     of the tenants' request topics
    */
-  IntakeReadAhead(
-      MeteredScheduleStore store,
-      TopicPartition requestsPartition,
-      TopicPartition reroutePartition) {
+  IntakeReadAhead(MeteredScheduleStore store, List<TopicPartition> inputPartitions) {
     this.store = store;
-    this.requestsPartition = requestsPartition;
-    this.reroutePartition = reroutePartition;
+    this.requestsPartition = inputPartitions.get(0);
+    this.reroutePartition = inputPartitions.get(1);
+    this.inputPartitions = List.copyOf(inputPartitions);
   }
 
   /**
@@ -59,8 +59,9 @@ public final class IntakeReadAhead {
   void forget() {
     readAheadTo.clear();
     PolledRequests.Buffer polled = PolledRequests.ofThisThread();
-    polled.forget(requestsPartition);
-    polled.forget(reroutePartition);
+    for (TopicPartition partition : inputPartitions) {
+      polled.forget(partition);
+    }
   }
 
   /** The input partition a record was read from; the task's own two are kept. */

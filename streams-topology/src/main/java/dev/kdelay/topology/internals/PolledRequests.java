@@ -1,5 +1,7 @@
 package dev.kdelay.topology.internals;
 
+import dev.kdelay.schemas.TenantIds;
+import dev.kdelay.topology.Tenants;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayDeque;
@@ -51,6 +53,15 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
 
   private static final ThreadLocal<Buffer> THREAD = ThreadLocal.withInitial(Buffer::new);
 
+  /**
+   * kdelay's key of the main consumer's configuration that names the tenants' request topics,
+   * {@code topic=tenant} comma-separated, so that their requests are noted by their qualified ids
+   * ({@link TenantIds}), as the processor knows them.
+   */
+  public static final String TENANT_TOPICS_CONFIG = "kdelay.polled.tenant.topics";
+
+  private Map<String, String> tenantOfTopic = Map.of();
+
   /** Kafka creates the interceptor from its class name. */
   public PolledRequests() {}
 
@@ -65,7 +76,7 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
     long now = System.nanoTime();
     buffer.expire(now);
     if (!records.isEmpty()) {
-      buffer.polled(records, now);
+      buffer.polled(records, now, tenantOfTopic);
     }
     return records;
   }
@@ -77,7 +88,25 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
   public void close() {}
 
   @Override
-  public void configure(Map<String, ?> configs) {}
+  public void configure(Map<String, ?> configs) {
+    Object topics = configs.get(TENANT_TOPICS_CONFIG);
+    if (topics == null || topics.toString().isBlank()) {
+      return;
+    }
+    Map<String, String> tenants = new HashMap<>();
+    for (String pair : topics.toString().split(",")) {
+      int equals = pair.lastIndexOf('=');
+      tenants.put(pair.substring(0, equals), pair.substring(equals + 1));
+    }
+    tenantOfTopic = Map.copyOf(tenants);
+  }
+
+  /** The value of {@link #TENANT_TOPICS_CONFIG} for a deployment's tenants. */
+  public static String tenantTopics(Tenants tenants) {
+    return tenants.all().stream()
+        .map(tenant -> tenant.requestsTopic() + "=" + tenant.name())
+        .collect(java.util.stream.Collectors.joining(","));
+  }
 
   /** One stream thread's records read and not yet processed. */
   static final class Buffer {
@@ -85,14 +114,26 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
     private final Map<TopicPartition, ArrayDeque<Read>> byPartition = new HashMap<>();
     private final Map<ByteBuffer, Integer> unprocessed = new HashMap<>();
 
-    /** Notes what one poll returned. */
+    /** Notes what one poll returned: for tests, none from a tenant's topic. */
     void polled(ConsumerRecords<byte[], byte[]> records, long nowNanos) {
+      polled(records, nowNanos, Map.of());
+    }
+
+    /**
+     * Notes what one poll returned.
+     *
+     * @param tenantOfTopic the tenant of each tenant's request topic, whose keys are noted
+     *     qualified
+     */
+    void polled(
+        ConsumerRecords<byte[], byte[]> records, long nowNanos, Map<String, String> tenantOfTopic) {
       for (TopicPartition partition : records.partitions()) {
         List<ConsumerRecord<byte[], byte[]>> read = records.records(partition);
         if (read.isEmpty()) {
           continue;
         }
         ArrayDeque<Read> noted = byPartition.computeIfAbsent(partition, p -> new ArrayDeque<>());
+        String tenant = tenantOfTopic.get(partition.topic());
         // Read again from an earlier offset (a seek after an aborted transaction or a new
         // assignment): what was noted from there on was thrown away.
         long first = read.get(0).offset();
@@ -101,7 +142,9 @@ public final class PolledRequests implements ConsumerInterceptor<byte[], byte[]>
         }
         for (ConsumerRecord<byte[], byte[]> record : read) {
           if (record.key() != null) {
-            ByteBuffer key = ByteBuffer.wrap(record.key());
+            ByteBuffer key =
+                ByteBuffer.wrap(
+                    tenant == null ? record.key() : TenantIds.qualified(tenant, record.key()));
             noted.addLast(new Read(record.offset(), key, nowNanos));
             unprocessed.merge(key, 1, Integer::sum);
           }

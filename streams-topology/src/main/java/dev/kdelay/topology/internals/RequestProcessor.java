@@ -10,6 +10,7 @@ import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.RequestLimits;
 import dev.kdelay.schemas.RequestParser;
 import dev.kdelay.schemas.Schedule;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.FireRateLimits;
@@ -17,6 +18,7 @@ import dev.kdelay.topology.ScheduleMove;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
+import dev.kdelay.topology.Tenants;
 import dev.kdelay.topology.internals.delivery.DeadLetters;
 import dev.kdelay.topology.internals.delivery.Deliverability;
 import dev.kdelay.topology.internals.delivery.Delivery;
@@ -30,6 +32,8 @@ import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.MeteredScheduleStore;
 import dev.kdelay.topology.internals.store.StoreFormat;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
 import java.util.function.Supplier;
@@ -69,6 +73,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final String requestsTopic;
 
   private final String rerouteTopic;
+  private final Tenants tenants;
   private final int requestsPartitions;
   private final Supplier<FireRateLimits> limits;
   private final long maxClockSkewMs;
@@ -136,6 +141,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.config = config;
     this.requestsTopic = config.requestsTopic();
     this.rerouteTopic = config.rerouteTopic();
+    this.tenants = config.tenants();
     this.requestsPartitions = config.requestsPartitions();
     this.maxClockSkewMs = config.maxClockSkewMs();
     this.quarantine = quarantine;
@@ -157,15 +163,16 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     this.context = context;
     int partition = context.taskId().partition();
     MeteredScheduleStore store = context.getStateStore(StoreFormat.SCHEDULES_STORE);
-    this.readAhead =
-        new IntakeReadAhead(
-            store,
-            new TopicPartition(requestsTopic, partition),
-            new TopicPartition(rerouteTopic, partition));
+    this.readAhead = new IntakeReadAhead(store, inputPartitions(partition));
     readAhead.forget();
     this.rerouting =
         new Rerouting(
-            context, requestsTopic, rerouteTopic, requestsPartitions, quarantine, metrics);
+            context,
+            config::isRequestsTopic,
+            rerouteTopic,
+            requestsPartitions,
+            quarantine,
+            metrics);
     this.aside =
         new WaitingAside(
             context,
@@ -173,8 +180,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
             this::reroute,
             metrics,
             atLeastOnce(context));
-    this.deadLetters =
-        new DeadLetters(context, deliverability, targetTopics, config.dlqTopic(), quarantine);
+    this.deadLetters = new DeadLetters(context, deliverability, targetTopics, config, quarantine);
     // One per task: the fires of a punctuation and those of requests share its commit requests.
     this.commits =
         new FireCommits(
@@ -224,6 +230,19 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   }
 
   /**
+   * This task's partitions of the request topics, the shared one first, and of the reroute topic.
+   */
+  private List<TopicPartition> inputPartitions(int partition) {
+    List<TopicPartition> partitions = new ArrayList<>();
+    partitions.add(new TopicPartition(requestsTopic, partition));
+    partitions.add(new TopicPartition(rerouteTopic, partition));
+    for (String topic : tenants.requestsTopics()) {
+      partitions.add(new TopicPartition(topic, partition));
+    }
+    return partitions;
+  }
+
+  /**
    * Whether the application runs at least once: read from Kafka Streams' own configuration, which
    * is what decides whether a fired record and its store write share a transaction.
    */
@@ -246,6 +265,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   public void process(Record<byte[], byte[]> record) {
     context.recordMetadata().ifPresent(readAhead::beforeProcessing);
     long now = context.currentSystemTimeMs();
+    record = ofItsTenant(record);
     TopicWaits.Copy copy = TopicWaits.copyOf(record.headers(), rerouting.fromRerouteTopic());
     record = WaitingAside.withoutHeader(record);
     try {
@@ -260,10 +280,53 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     }
   }
 
+  /**
+   * A tenant's request, keyed by its qualified id ({@link TenantIds}): from here on, in the store,
+   * the reroute topic and every map of ids, it is that tenant's id and no other's.
+   */
+  private Record<byte[], byte[]> ofItsTenant(Record<byte[], byte[]> record) {
+    if (tenants.isEmpty() || record.key() == null) {
+      return record;
+    }
+    Optional<Tenants.Tenant> tenant =
+        context.recordMetadata().flatMap(metadata -> tenants.ofRequestsTopic(metadata.topic()));
+    return tenant.isEmpty()
+        ? record
+        : record.withKey(TenantIds.qualified(tenant.get().name(), record.key()));
+  }
+
+  /**
+   * Why a request's key is refused before anything else, or empty: one that starts with U+0000
+   * addresses a tenant's id ({@link TenantIds}), and must name a tenant of this deployment.
+   */
+  private Optional<Rejection> badTenant(Record<byte[], byte[]> record) {
+    if (!TenantIds.isQualified(record.key())) {
+      return Optional.empty();
+    }
+    Optional<TenantIds.Split> split =
+        TenantIds.split(new String(record.key(), StandardCharsets.UTF_8));
+    if (split.isPresent() && tenants.named(split.get().tenant()).isPresent()) {
+      return Optional.empty();
+    }
+    return Optional.of(
+        new Rejection(
+            RejectionReason.BAD_ID,
+            split.isEmpty()
+                ? "a schedule id that starts with U+0000 addresses a tenant's id: U+0000, the"
+                    + " tenant, U+0000, the id"
+                : "'" + split.get().tenant() + "' is not a tenant of this deployment"));
+  }
+
   private void handle(Record<byte[], byte[]> record, long now, TopicWaits.Copy copy) {
     fence.consumed();
     if (fence.isFence(record, context.recordMetadata())) {
       return; // kdelay's own, read so that this task's commits carry its offsets
+    }
+    Optional<Rejection> badTenant = badTenant(record);
+    if (badTenant.isPresent()) {
+      aside.goesOn(record, copy);
+      deadLetter(record, actionOf(record), badTenant.get(), now);
+      return;
     }
     if (rerouting.misrouted(record)) {
       reroute(record, now, null);
@@ -283,9 +346,10 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       takeIn(record, now, copy);
       return;
     }
+    // A tenant's id is checked as the tenant sent it, and kept qualified.
     ParseResult result =
         parser.parse(
-            record.key(),
+            TenantIds.idBytes(record.key()),
             record.value(),
             record.headers(),
             RequestTimestamps.counted(record, now, maxClockSkewMs),
@@ -295,10 +359,10 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       deadLetter(record, actionOf(record), rejected.rejection(), now);
       return;
     }
-    DelayRequest request = ((ParseResult.Accepted) result).request();
+    DelayRequest request = ofItsTenant(record, ((ParseResult.Accepted) result).request());
     Optional<TargetTopic> target = Optional.of(TargetTopic.UNKNOWN);
     if (request.schedule() != null) {
-      Optional<Rejection> refused = check.byPolicy(request.schedule());
+      Optional<Rejection> refused = check.byPolicy(request.id(), request.schedule());
       if (refused.isPresent()) {
         aside.goesOn(record, copy);
         deadLetter(record, request.action(), refused.get(), now);
@@ -336,6 +400,20 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         });
   }
 
+  /** The request with the id kdelay keeps for it: qualified, if its key is a tenant's. */
+  private static DelayRequest ofItsTenant(Record<byte[], byte[]> record, DelayRequest request) {
+    if (!TenantIds.isQualified(record.key())) {
+      return request;
+    }
+    String tenant = TenantIds.tenantOf(new String(record.key(), StandardCharsets.UTF_8));
+    return new DelayRequest(
+        request.action(),
+        TenantIds.qualified(tenant, request.id()),
+        request.timestamp(),
+        request.schedule(),
+        request.newTiming());
+  }
+
   /**
    * Takes in a schedule moved here from another deployment ({@link ScheduleMove}), checked as a
    * schedule request is: by the target policy, and against its target topic.
@@ -352,7 +430,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     Schedule schedule = taken.schedule();
     Optional<TargetTopic> target = Optional.of(TargetTopic.UNKNOWN);
     if (schedule != null) {
-      Optional<Rejection> refused = check.byPolicy(schedule);
+      Optional<Rejection> refused = check.byPolicy(id, schedule);
       if (refused.isPresent()) {
         aside.goesOn(record, copy);
         deadLetter(record, null, refused.get(), now);

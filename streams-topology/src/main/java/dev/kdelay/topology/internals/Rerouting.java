@@ -3,6 +3,7 @@ package dev.kdelay.topology.internals;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.Delivery;
@@ -11,6 +12,7 @@ import dev.kdelay.topology.internals.delivery.OutputRecords;
 import dev.kdelay.topology.internals.delivery.Sinks;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
 import java.util.Optional;
+import java.util.function.Predicate;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.utils.Utils;
@@ -29,7 +31,7 @@ import org.apache.kafka.streams.processor.api.RecordMetadata;
 final class Rerouting {
 
   private final ProcessorContext<Object, Object> context;
-  private final String requestsTopic;
+  private final Predicate<String> isRequestsTopic;
   private final String rerouteTopic;
   private final int requestsPartitions;
   private final DeliveryQuarantine quarantine;
@@ -37,13 +39,13 @@ final class Rerouting {
 
   Rerouting(
       ProcessorContext<Object, Object> context,
-      String requestsTopic,
+      Predicate<String> isRequestsTopic,
       String rerouteTopic,
       int requestsPartitions,
       DeliveryQuarantine quarantine,
       DelayMetrics metrics) {
     this.context = context;
-    this.requestsTopic = requestsTopic;
+    this.isRequestsTopic = isRequestsTopic;
     this.rerouteTopic = rerouteTopic;
     this.requestsPartitions = requestsPartitions;
     this.quarantine = quarantine;
@@ -60,10 +62,11 @@ final class Rerouting {
       return false;
     }
     Optional<RecordMetadata> metadata = context.recordMetadata();
-    if (metadata.isEmpty() || !metadata.get().topic().equals(requestsTopic)) {
+    if (metadata.isEmpty() || !isRequestsTopic.test(metadata.get().topic())) {
       return false;
     }
-    int owner = Utils.toPositive(Utils.murmur2(record.key())) % requestsPartitions;
+    int owner =
+        Utils.toPositive(Utils.murmur2(TenantIds.idBytes(record.key()))) % requestsPartitions;
     return owner != metadata.get().partition();
   }
 
@@ -108,7 +111,7 @@ final class Rerouting {
   ScheduleEntry.Origin originOf(Record<byte[], byte[]> record) {
     Optional<RecordMetadata> metadata = context.recordMetadata();
     byte source = ScheduleEntry.Origin.NONE;
-    if (metadata.isPresent() && requestsTopic.equals(metadata.get().topic())) {
+    if (metadata.isPresent() && isRequestsTopic.test(metadata.get().topic())) {
       source = ScheduleEntry.Origin.REQUESTS;
     } else if (metadata.isPresent() && rerouteTopic.equals(metadata.get().topic())) {
       source = ScheduleEntry.Origin.REROUTED;

@@ -14,9 +14,23 @@ public final class Causes {
 
   private Causes() {}
 
-  /** The cause of a fired record: its idempotency key. */
+  /**
+   * The cause of a fired record: its idempotency key, after its tenant's name (two tenants' ids,
+   * and so their keys, may be the same).
+   */
+  public static String fired(Headers headers) {
+    return fired(about(headers, text(headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY))));
+  }
+
+  /** The cause of a fired record of no tenant: its idempotency key. */
   public static String fired(String idempotencyKey) {
     return "fired:" + idempotencyKey;
+  }
+
+  /** What a record is about, after its tenant's name if it has one. */
+  private static String about(Headers headers, String what) {
+    String tenant = text(headers.lastHeader(DelayHeaders.TENANT));
+    return tenant.isEmpty() ? what : tenant + "/" + what;
   }
 
   /**
@@ -37,7 +51,10 @@ public final class Causes {
               + "@"
               + text(headers.lastHeader(DelayHeaders.DUE_AT));
     }
-    return "dead-letter:" + text(headers.lastHeader(DelayHeaders.ERROR)) + ":" + about;
+    return "dead-letter:"
+        + text(headers.lastHeader(DelayHeaders.ERROR))
+        + ":"
+        + about(headers, about);
   }
 
   /**

@@ -1,9 +1,12 @@
 package dev.kdelay.topology.internals.delivery;
 
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.LogValues;
+import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.util.Optional;
+import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
@@ -24,24 +27,28 @@ public final class DeadLetters {
   private final ProcessorContext<Object, Object> context;
   private final Deliverability deliverability;
   private final TargetTopics topics;
-  private final String dlqTopic;
+  private final DelayConfig config;
   private final DeliveryQuarantine quarantine;
 
   public DeadLetters(
       ProcessorContext<Object, Object> context,
       Deliverability deliverability,
       TargetTopics topics,
-      String dlqTopic,
+      DelayConfig config,
       DeliveryQuarantine quarantine) {
     this.context = context;
     this.deliverability = deliverability;
     this.topics = topics;
-    this.dlqTopic = dlqTopic;
+    this.config = config;
     this.quarantine = quarantine;
   }
 
-  /** Writes a dead letter, fitted to the dead-letter topic. */
+  /**
+   * Writes a dead letter, fitted to its dead-letter topic: its tenant's ({@code delay-tenant},
+   * which only kdelay sets), else the shared one.
+   */
   public void write(Record<byte[], byte[]> deadLetter) {
+    String dlqTopic = dlqTopic(deadLetter.headers());
     String cause = Causes.deadLetter(deadLetter.headers());
     Optional<DeliveryQuarantine.Refusal> refused = quarantine.refusal(cause);
     TargetTopic topic = topics.cached(dlqTopic);
@@ -65,5 +72,10 @@ public final class DeadLetters {
       fitted = fitted.withKey(OutputRecords.utf8(cause));
     }
     context.forward(fitted, Sinks.DLQ);
+  }
+
+  /** The dead-letter topic of a record with these headers. */
+  public String dlqTopic(Headers headers) {
+    return config.dlqTopic(Causes.text(headers.lastHeader(DelayHeaders.TENANT)));
   }
 }

@@ -4,14 +4,13 @@ import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
-import java.nio.charset.StandardCharsets;
 import java.util.HashMap;
 import java.util.Map;
 import java.util.Optional;
 import java.util.OptionalLong;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.processor.api.Record;
 
 /**
@@ -51,23 +50,25 @@ public final class DeliveryCheck {
    * expressions per request were a tenth of intake's own time), the answers kept for at most {@link
    * #MAX_POLICY_ANSWERS} topics.
    */
-  public Optional<Rejection> byPolicy(Schedule schedule) {
-    return byPolicy(schedule.target().topic());
+  public Optional<Rejection> byPolicy(String id, Schedule schedule) {
+    return byPolicy(TenantIds.tenantOf(id), schedule.target().topic());
   }
 
-  private Optional<Rejection> byPolicy(String topic) {
-    Optional<Rejection> known = byPolicy.get(topic);
+  private Optional<Rejection> byPolicy(String tenant, String topic) {
+    // a tenant's name has no U+0000 in it, so no two pairs make the same key
+    String asked = tenant.isEmpty() ? topic : tenant + TenantIds.MARK + topic;
+    Optional<Rejection> known = byPolicy.get(asked);
     if (known != null) {
       return known;
     }
     Optional<Rejection> refused =
         policy
-            .refusal(topic)
+            .refusal(tenant, topic)
             .map(refusal -> new Rejection(RejectionReason.TARGET_NOT_ALLOWED, refusal));
     if (byPolicy.size() >= MAX_POLICY_ANSWERS) {
       byPolicy.clear();
     }
-    byPolicy.put(topic, refused);
+    byPolicy.put(asked, refused);
     return refused;
   }
 
@@ -95,7 +96,8 @@ public final class DeliveryCheck {
    * delay.target.topic.allow}) must not write where the policy now refuses.
    */
   Optional<Rejection> atFire(Record<FiredKey, byte[]> fired, long nowMs) {
-    Optional<Rejection> refused = byPolicy(fired.key().topic());
+    Optional<Rejection> refused =
+        byPolicy(Causes.text(fired.headers().lastHeader(DelayHeaders.TENANT)), fired.key().topic());
     if (refused.isPresent()) {
       return Optional.of(
           new Rejection(
@@ -112,10 +114,9 @@ public final class DeliveryCheck {
   }
 
   private Optional<Rejection> quarantined(Record<FiredKey, byte[]> fired) {
-    Header key = fired.headers().lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
     Optional<String> error =
         quarantine
-            .refusal(Causes.fired(new String(key.value(), StandardCharsets.UTF_8)))
+            .refusal(Causes.fired(fired.headers()))
             .map(DeliveryQuarantine.Refusal::error)
             .or(() -> quarantine.topicRefusal(fired.key().topic()));
     if (error.isEmpty()) {

@@ -201,7 +201,7 @@ public final class DeliveryQuarantine {
       rescued++;
     }
     remember(refused, error);
-    if (!refused.topic().equals(config.dlqTopic())) {
+    if (!config.isDlqTopic(refused.topic())) {
       try {
         metrics.taskUndeliverable(RejectionReason.UNDELIVERABLE);
       } catch (RuntimeException e) {
@@ -319,7 +319,7 @@ public final class DeliveryQuarantine {
    * @return the cause, or empty for a record this class does not quarantine (kdelay's changelog)
    */
   Optional<String> causeOf(String topic, byte[] key, byte[] value, Headers headers) {
-    if (topic.equals(config.dlqTopic())) {
+    if (config.isDlqTopic(topic)) {
       return Optional.of(Causes.deadLetter(headers));
     }
     if (topic.equals(config.rerouteTopic())) {
@@ -327,7 +327,7 @@ public final class DeliveryQuarantine {
     }
     Header idempotencyKey = headers.lastHeader(DelayHeaders.IDEMPOTENCY_KEY);
     if (idempotencyKey != null && !topic.equals(changelogTopic())) {
-      return Optional.of(Causes.fired(Causes.text(idempotencyKey)));
+      return Optional.of(Causes.fired(headers));
     }
     return Optional.empty();
   }
@@ -473,8 +473,8 @@ public final class DeliveryQuarantine {
   }
 
   private boolean isOwn(String topic) {
-    return topic.equals(config.dlqTopic())
-        || topic.equals(config.requestsTopic())
+    return config.isDlqTopic(topic)
+        || config.isRequestsTopic(topic)
         || topic.equals(config.rerouteTopic())
         || topic.startsWith(config.applicationId() + "-");
   }

@@ -4,6 +4,7 @@ import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
+import dev.kdelay.schemas.TenantIds;
 import java.nio.charset.StandardCharsets;
 import java.util.Optional;
 import java.util.OptionalLong;
@@ -35,14 +36,19 @@ public final class OutputRecords {
     for (Header carried : schedule.headers()) {
       headers.add(carried);
     }
-    headers.add(DelayHeaders.ID, utf8(id));
-    headers.add(DelayHeaders.IDEMPOTENCY_KEY, utf8(DelayHeaders.idempotencyKey(id, dueMs)));
+    // A tenant's id leaves kdelay as the tenant sent it, and delay-tenant names the tenant.
+    TenantIds.Split split = split(id);
+    headers.add(DelayHeaders.ID, utf8(split.id()));
+    if (!split.tenant().isEmpty()) {
+      headers.add(DelayHeaders.TENANT, utf8(split.tenant()));
+    }
+    headers.add(DelayHeaders.IDEMPOTENCY_KEY, utf8(DelayHeaders.idempotencyKey(split.id(), dueMs)));
     headers.add(DelayHeaders.DUE_AT, utf8(Long.toString(dueMs)));
     headers.add(DelayHeaders.FIRED_AT, utf8(Long.toString(firedMs)));
     if (schedule.recurring()) {
       headers.add(DelayHeaders.OCCURRENCE, utf8(Long.toString(occurrence)));
     }
-    byte[] key = schedule.target().key() != null ? schedule.target().key() : utf8(id);
+    byte[] key = schedule.target().key() != null ? schedule.target().key() : utf8(split.id());
     int partition = schedule.target().partition().orElse(FiredKey.ANY_PARTITION);
     FiredKey firedKey = new FiredKey(schedule.target().topic(), key, partition);
     // Stamped with the due time, or the fire time when a trigger fired it early: a broker refuses
@@ -64,6 +70,14 @@ public final class OutputRecords {
       Rejection rejection,
       long nowMs) {
     Headers headers = new RecordHeaders(request.headers().toArray());
+    // Only kdelay says whose a dead letter is: a request's own delay-tenant is not kept.
+    headers.remove(DelayHeaders.TENANT);
+    byte[] key = request.key();
+    String tenant = TenantIds.isQualified(key) ? tenantOf(key) : "";
+    if (!tenant.isEmpty()) {
+      key = TenantIds.idBytes(key);
+      headers.add(DelayHeaders.TENANT, utf8(tenant));
+    }
     headers.add(DelayHeaders.ERROR, utf8(rejection.reason().name()));
     headers.add(DelayHeaders.ERROR_MESSAGE, utf8(rejection.message()));
     source
@@ -74,7 +88,7 @@ public final class OutputRecords {
                     DelayHeaders.SOURCE,
                     utf8(metadata.topic() + "-" + metadata.partition() + "@" + metadata.offset())));
     headers.add(DelayHeaders.REQUESTED_AT, utf8(Long.toString(request.timestamp())));
-    return new Record<>(request.key(), request.value(), nowMs, headers);
+    return new Record<>(key, request.value(), nowMs, headers);
   }
 
   /**
@@ -105,11 +119,15 @@ public final class OutputRecords {
       String message,
       long nowMs) {
     Headers headers = new RecordHeaders();
-    headers.add(DelayHeaders.ID, utf8(id));
+    TenantIds.Split split = split(id);
+    headers.add(DelayHeaders.ID, utf8(split.id()));
+    if (!split.tenant().isEmpty()) {
+      headers.add(DelayHeaders.TENANT, utf8(split.tenant()));
+    }
     dueMs.ifPresent(due -> headers.add(DelayHeaders.DUE_AT, utf8(Long.toString(due))));
     headers.add(DelayHeaders.ERROR, utf8(reason.name()));
     headers.add(DelayHeaders.ERROR_MESSAGE, utf8(message));
-    return new Record<>(utf8(id), stored, nowMs, headers);
+    return new Record<>(utf8(split.id()), stored, nowMs, headers);
   }
 
   /** A dead letter of an entry that cannot be decoded: {@code UNREADABLE_TASK}. */
@@ -130,6 +148,16 @@ public final class OutputRecords {
     Headers headers = new RecordHeaders(deadLetter.headers().toArray());
     headers.add(DelayHeaders.ERROR_ID, utf8(errorId));
     return deadLetter.withHeaders(headers);
+  }
+
+  /** A kept id's tenant and id; one not in the qualified form is a plain id, whole. */
+  private static TenantIds.Split split(String id) {
+    return TenantIds.split(id).orElseGet(() -> new TenantIds.Split("", id));
+  }
+
+  /** The tenant of a kept key, empty if it has none. */
+  private static String tenantOf(byte[] key) {
+    return TenantIds.tenantOf(new String(key, StandardCharsets.UTF_8));
   }
 
   public static byte[] utf8(String text) {

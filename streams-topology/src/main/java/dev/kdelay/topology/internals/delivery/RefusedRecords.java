@@ -44,7 +44,7 @@ public final class RefusedRecords {
       DelayConfig config,
       long nowMs) {
     Record<byte[], byte[]> deadLetter;
-    if (refused.topic().equals(config.dlqTopic())) {
+    if (config.isDlqTopic(refused.topic())) {
       deadLetter =
           DeadLetterForms.smallest(
               new Record<>(
@@ -72,16 +72,17 @@ public final class RefusedRecords {
       // two dead letters never compact each other.
       key = OutputRecords.utf8(Causes.deadLetter(deadLetter.headers()));
     }
+    String topic =
+        config.dlqTopic(Causes.text(deadLetter.headers().lastHeader(DelayHeaders.TENANT)));
     return Optional.of(
-        new ProducerRecord<>(
-            config.dlqTopic(), null, nowMs, key, deadLetter.value(), deadLetter.headers()));
+        new ProducerRecord<>(topic, null, nowMs, key, deadLetter.value(), deadLetter.headers()));
   }
 
   /** A record the fire path sent to a target: it has an idempotency key and is not kdelay's. */
   private static boolean isFired(ProducerRecord<byte[], byte[]> record, DelayConfig config) {
     String topic = record.topic();
     return record.headers().lastHeader(DelayHeaders.IDEMPOTENCY_KEY) != null
-        && !topic.equals(config.requestsTopic())
+        && !config.isRequestsTopic(topic)
         && !topic.equals(config.rerouteTopic())
         && !topic.startsWith(config.applicationId() + "-");
   }

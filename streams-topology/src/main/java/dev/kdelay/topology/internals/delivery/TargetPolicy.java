@@ -1,6 +1,8 @@
 package dev.kdelay.topology.internals.delivery;
 
 import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.Tenants;
+import java.util.HashSet;
 import java.util.Optional;
 import java.util.Set;
 import java.util.regex.Pattern;
@@ -45,18 +47,54 @@ public final class TargetPolicy {
   private final Pattern allow;
   private final Set<String> ownTopics;
   private final String applicationPrefix;
+  private final Tenants tenants;
 
   /** Creates the policy of a configuration. */
   public TargetPolicy(DelayConfig config) {
     this.allow = config.targetTopicAllow();
-    this.ownTopics =
-        Set.of(
-            config.requestsTopic(),
-            config.dlqTopic(),
-            config.rerouteTopic(),
-            config.fireRateLimitsTopic());
+    Set<String> own =
+        new HashSet<>(
+            Set.of(
+                config.requestsTopic(),
+                config.dlqTopic(),
+                config.rerouteTopic(),
+                config.fireRateLimitsTopic()));
+    own.addAll(config.tenants().requestsTopics());
+    own.addAll(config.tenants().dlqTopics());
+    this.ownTopics = Set.copyOf(own);
+    this.tenants = config.tenants();
     // Changelog and repartition topics are named <application.id>-...
     this.applicationPrefix = config.applicationId() + "-";
+  }
+
+  /**
+   * Why a tenant's task may not target a topic, or empty if it may: what {@link #refusal(String)}
+   * says, and else the tenant's own allowlist.
+   *
+   * @param tenant the tenant's name, empty for the shared request topic's tasks
+   */
+  public Optional<String> refusal(String tenant, String topic) {
+    Optional<String> refused = refusal(topic);
+    if (refused.isPresent() || tenant.isEmpty()) {
+      return refused;
+    }
+    Optional<Tenants.Tenant> own = tenants.named(tenant);
+    if (own.isEmpty()) {
+      return Optional.of("'" + tenant + "' is not a tenant of this deployment");
+    }
+    Pattern allow = own.get().targetAllow();
+    return allow.matcher(topic).matches()
+        ? Optional.empty()
+        : Optional.of(
+            "'"
+                + topic
+                + "' does not match tenant "
+                + tenant
+                + "'s delay.tenant."
+                + tenant
+                + ".target.topic.allow ("
+                + allow.pattern()
+                + ")");
   }
 
   /** Why a topic may not be targeted, or empty if it may. */

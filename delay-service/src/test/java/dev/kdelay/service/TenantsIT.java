@@ -1,0 +1,268 @@
+package dev.kdelay.service;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.RejectionReason;
+import dev.kdelay.service.config.ConfigSources;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.TimeUnit;
+import org.apache.kafka.clients.admin.Admin;
+import org.apache.kafka.clients.admin.NewTopic;
+import org.apache.kafka.clients.consumer.ConsumerRecord;
+import org.apache.kafka.clients.consumer.KafkaConsumer;
+import org.apache.kafka.clients.producer.KafkaProducer;
+import org.apache.kafka.clients.producer.ProducerRecord;
+import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.common.acl.AccessControlEntry;
+import org.apache.kafka.common.acl.AclBinding;
+import org.apache.kafka.common.acl.AclOperation;
+import org.apache.kafka.common.acl.AclPermissionType;
+import org.apache.kafka.common.errors.TopicAuthorizationException;
+import org.apache.kafka.common.header.Header;
+import org.apache.kafka.common.header.internals.RecordHeader;
+import org.apache.kafka.common.resource.PatternType;
+import org.apache.kafka.common.resource.ResourcePattern;
+import org.apache.kafka.common.resource.ResourceType;
+import org.apache.kafka.common.serialization.StringDeserializer;
+import org.apache.kafka.common.serialization.StringSerializer;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Tag;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Two tenants on one deployment, kept apart by Kafka: a broker with SASL/PLAIN and Kafka's ACL
+ * authorizer, a user per tenant whose ACLs let it write its own request topic and read its own
+ * targets and dead letters, and kdelay running as a user that may do anything. Neither tenant can
+ * schedule as the other, touch the other's ids, target the other's topics, or read the other's
+ * fires or dead letters.
+ */
+@Tag("integration")
+class TenantsIT {
+
+  private static final Duration START_TIMEOUT = Duration.ofSeconds(60);
+  private static final Duration READ_TIMEOUT = Duration.ofSeconds(60);
+  private static final String REQUESTS = "tenants-requests";
+  private static final String DLQ = "tenants-dlq";
+  private static final Map<String, String> USERS =
+      Map.of("teama", "teama-secret", "teamb", "teamb-secret");
+
+  private static KraftTestKitCluster kafka;
+
+  @TempDir Path dir;
+
+  @BeforeAll
+  static void startClusterWithTenantUsers() throws Exception {
+    kafka = KraftTestKitCluster.startWithSasl(USERS);
+  }
+
+  @AfterAll
+  static void stopCluster() throws Exception {
+    if (kafka != null) {
+      kafka.close();
+    }
+  }
+
+  @Test
+  void shouldKeepTwoTenantsApartWhenKafkasAclsDecideWhoTheyAre() throws Exception {
+    // given: each tenant may write its request topic and read its targets and dead letters
+    try (Admin admin = Admin.create(properties(KraftTestKitCluster.SASL_USER))) {
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic("teama.orders", 1, (short) 1),
+                  new NewTopic("teamb.orders", 1, (short) 1)))
+          .all()
+          .get(30, TimeUnit.SECONDS);
+      List<AclBinding> acls = new ArrayList<>();
+      for (String tenant : USERS.keySet()) {
+        acls.add(acl(tenant, REQUESTS + "." + tenant, PatternType.LITERAL, AclOperation.WRITE));
+        acls.add(acl(tenant, REQUESTS + "." + tenant, PatternType.LITERAL, AclOperation.DESCRIBE));
+        acls.add(acl(tenant, tenant + ".", PatternType.PREFIXED, AclOperation.READ));
+        acls.add(acl(tenant, tenant + ".", PatternType.PREFIXED, AclOperation.DESCRIBE));
+        acls.add(acl(tenant, DLQ + "." + tenant, PatternType.LITERAL, AclOperation.READ));
+        acls.add(acl(tenant, DLQ + "." + tenant, PatternType.LITERAL, AclOperation.DESCRIBE));
+      }
+      admin.createAcls(acls).all().get(30, TimeUnit.SECONDS);
+    }
+    // and kdelay, serving both
+    try (DelayService service =
+        new DelayService(ConfigSources.load(Optional.empty(), environment()))) {
+      service.start(Optional.of(START_TIMEOUT));
+
+      try (KafkaProducer<String, String> teama = producer("teama");
+          KafkaProducer<String, String> teamb = producer("teamb")) {
+        // then: neither may write the other's request topic, nor the shared one
+        assertRefused(
+            () -> send(teama, REQUESTS + ".teamb", "order-1", "forged", "teamb.orders", 0));
+        assertRefused(() -> send(teama, REQUESTS, "order-1", "forged", "teamb.orders", 0));
+
+        // when: both schedule order-1 and order-9; each cancels the one id the other keeps
+        send(teama, REQUESTS + ".teama", "order-1", "a1", "teama.orders", 1_000);
+        send(teamb, REQUESTS + ".teamb", "order-1", "b1", "teamb.orders", 1_000);
+        send(teama, REQUESTS + ".teama", "order-9", "a9", "teama.orders", 1_000);
+        send(teamb, REQUESTS + ".teamb", "order-9", "b9", "teamb.orders", 1_000);
+        cancel(teamb, REQUESTS + ".teamb", "order-1");
+        cancel(teama, REQUESTS + ".teama", "order-9");
+        // and teama aims at teamb's topic
+        send(teama, REQUESTS + ".teama", "stray", "a-stray", "teamb.orders", 0);
+      }
+
+      // then: each reads its own schedule that the other's cancel could not reach, as it sent it
+      List<ConsumerRecord<String, String>> teamaFired = read("teama", "teama.orders", 1);
+      assertThat(teamaFired).extracting(ConsumerRecord::key).containsExactly("order-1");
+      assertThat(teamaFired).extracting(ConsumerRecord::value).containsExactly("a1");
+      assertThat(header(teamaFired.get(0), DelayHeaders.TENANT)).isEqualTo("teama");
+      List<ConsumerRecord<String, String>> teambFired = read("teamb", "teamb.orders", 1);
+      assertThat(teambFired).extracting(ConsumerRecord::value).containsExactly("b9");
+      // and teama's stray is a dead letter teama can read, keyed as teama sent it
+      List<ConsumerRecord<String, String>> dead = read("teama", DLQ + ".teama", 1);
+      assertThat(dead).extracting(ConsumerRecord::key).containsExactly("stray");
+      assertThat(header(dead.get(0), DelayHeaders.ERROR))
+          .isEqualTo(RejectionReason.TARGET_NOT_ALLOWED.name());
+      // and nothing more came: the cancelled ones, and the stray, never fired
+      assertThat(read("teama", "teama.orders", 0)).hasSize(1);
+      assertThat(read("teamb", "teamb.orders", 0)).hasSize(1);
+      // and neither can read the other's fires or dead letters
+      assertRefused(() -> read("teama", "teamb.orders", 1));
+      assertRefused(() -> read("teama", DLQ + ".teamb", 1));
+      assertRefused(() -> read("teamb", DLQ + ".teama", 1));
+    }
+  }
+
+  private Map<String, String> environment() {
+    Map<String, String> environment = new HashMap<>();
+    environment.put("DELAY_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
+    environment.put("DELAY_KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT");
+    environment.put("DELAY_KAFKA_SASL_MECHANISM", "PLAIN");
+    environment.put(
+        "DELAY_KAFKA_SASL_JAAS_CONFIG",
+        KraftTestKitCluster.plainJaasConfig(
+            KraftTestKitCluster.SASL_USER, KraftTestKitCluster.SASL_PASSWORD));
+    environment.put("DELAY_APPLICATION_ID", "kdelay-tenants");
+    environment.put("DELAY_STATE_DIR", dir.resolve("state").toString());
+    environment.put("DELAY_REQUESTS_TOPIC", REQUESTS);
+    environment.put("DELAY_DLQ_TOPIC", DLQ);
+    environment.put("DELAY_TOPIC_PARTITIONS", "2");
+    environment.put("DELAY_TENANTS", "teama,teamb");
+    return environment;
+  }
+
+  private static Map<String, Object> properties(String user) {
+    Map<String, Object> props = new HashMap<>();
+    props.put("bootstrap.servers", kafka.bootstrapServers());
+    props.put("security.protocol", "SASL_PLAINTEXT");
+    props.put("sasl.mechanism", "PLAIN");
+    String password =
+        user.equals(KraftTestKitCluster.SASL_USER)
+            ? KraftTestKitCluster.SASL_PASSWORD
+            : USERS.get(user);
+    props.put("sasl.jaas.config", KraftTestKitCluster.plainJaasConfig(user, password));
+    return props;
+  }
+
+  private static KafkaProducer<String, String> producer(String user) {
+    Map<String, Object> props = properties(user);
+    props.put("max.block.ms", 20_000);
+    props.put("delivery.timeout.ms", 20_000);
+    props.put("request.timeout.ms", 10_000);
+    return new KafkaProducer<>(props, new StringSerializer(), new StringSerializer());
+  }
+
+  /** Schedules {@code id}, due {@code afterMs} from now, and waits for the broker's answer. */
+  private static void send(
+      KafkaProducer<String, String> producer,
+      String topic,
+      String id,
+      String payload,
+      String target,
+      long afterMs)
+      throws Exception {
+    List<Header> headers =
+        List.of(
+            new RecordHeader(DelayHeaders.TARGET_TOPIC, target.getBytes(StandardCharsets.UTF_8)),
+            new RecordHeader(
+                DelayHeaders.AFTER, Long.toString(afterMs).getBytes(StandardCharsets.UTF_8)));
+    producer
+        .send(new ProducerRecord<>(topic, null, id, payload, headers))
+        .get(30, TimeUnit.SECONDS);
+  }
+
+  private static void cancel(KafkaProducer<String, String> producer, String topic, String id)
+      throws Exception {
+    producer.send(new ProducerRecord<>(topic, id, null)).get(30, TimeUnit.SECONDS);
+  }
+
+  /**
+   * Reads a topic from its beginning as {@code user}, {@code read_committed}: at least {@code
+   * count} records, or with {@code count} 0, what is there after a few quiet seconds.
+   */
+  private static List<ConsumerRecord<String, String>> read(String user, String topic, int count) {
+    Map<String, Object> props = properties(user);
+    props.put("isolation.level", "read_committed");
+    props.put("default.api.timeout.ms", 20_000);
+    List<ConsumerRecord<String, String>> records = new ArrayList<>();
+    try (KafkaConsumer<String, String> consumer =
+        new KafkaConsumer<>(props, new StringDeserializer(), new StringDeserializer())) {
+      List<TopicPartition> partitions =
+          consumer.partitionsFor(topic).stream()
+              .map(info -> new TopicPartition(topic, info.partition()))
+              .toList();
+      consumer.assign(partitions);
+      consumer.seekToBeginning(partitions);
+      long deadline =
+          System.nanoTime() + (count == 0 ? Duration.ofSeconds(3) : READ_TIMEOUT).toNanos();
+      while (System.nanoTime() < deadline && (count == 0 || records.size() < count)) {
+        consumer.poll(Duration.ofMillis(200)).forEach(records::add);
+      }
+    }
+    if (count > 0) {
+      assertThat(records)
+          .as("%d records on %s within %s", count, topic, READ_TIMEOUT)
+          .hasSizeGreaterThanOrEqualTo(count);
+    }
+    return records;
+  }
+
+  private static String header(ConsumerRecord<String, String> record, String name) {
+    Header header = record.headers().lastHeader(name);
+    return header == null ? null : new String(header.value(), StandardCharsets.UTF_8);
+  }
+
+  /** Whether Kafka refused it for want of a right on a topic, however the client reports it. */
+  private static void assertRefused(ThrowingRunnable action) {
+    assertThatThrownBy(action::run)
+        .satisfies(
+            thrown -> {
+              Throwable cause = thrown;
+              while (cause != null && !(cause instanceof TopicAuthorizationException)) {
+                cause = cause.getCause();
+              }
+              assertThat(cause)
+                  .as(String.valueOf(thrown))
+                  .isInstanceOf(TopicAuthorizationException.class);
+            });
+  }
+
+  @FunctionalInterface
+  private interface ThrowingRunnable {
+    void run() throws Exception;
+  }
+
+  private static AclBinding acl(
+      String user, String resource, PatternType type, AclOperation operation) {
+    return new AclBinding(
+        new ResourcePattern(ResourceType.TOPIC, resource, type),
+        new AccessControlEntry("User:" + user, "*", operation, AclPermissionType.ALLOW));
+  }
+}

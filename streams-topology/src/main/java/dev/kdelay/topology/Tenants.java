@@ -1,0 +1,142 @@
+package dev.kdelay.topology;
+
+import dev.kdelay.schemas.TenantIds;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.regex.Pattern;
+import java.util.regex.PatternSyntaxException;
+import org.apache.kafka.common.config.ConfigException;
+
+/**
+ * The tenants of a deployment ({@code delay.tenants}): teams that share it, each decided by Kafka
+ * and not by anything a producer writes.
+ *
+ * <ul>
+ *   <li>A tenant schedules through a request topic of its own, {@code <requests topic>.<tenant>}:
+ *       Kafka's ACLs on that topic decide who schedules as whom.
+ *   <li>Its schedule ids are its own ({@link TenantIds}): no other tenant can touch them.
+ *   <li>Its tasks may target only the topics {@code delay.tenant.<tenant>.target.topic.allow}
+ *       matches, by default those named {@code <tenant>.*}; the deployment's target policy applies
+ *       too.
+ *   <li>Its dead letters go to {@code <dead-letter topic>.<tenant>}, which ACLs can let it read.
+ * </ul>
+ *
+ * <p>The shared request topic stays: who can write to it acts for every tenant (an id there in
+ * {@link TenantIds}' qualified form addresses a tenant's schedule). With no tenants, one namespace,
+ * as before.
+ */
+public final class Tenants {
+
+  /** The prefix of a tenant's own keys: {@code delay.tenant.<tenant>.<key>}. */
+  public static final String KEY_PREFIX = "delay.tenant.";
+
+  /** A tenant's own target allowlist: {@code delay.tenant.<tenant>.target.topic.allow}. */
+  public static final String TARGET_TOPIC_ALLOW_SUFFIX = ".target.topic.allow";
+
+  /** No tenants: one namespace. */
+  public static final Tenants NONE = new Tenants(List.of());
+
+  /**
+   * One tenant.
+   *
+   * @param name its name, lowercase letters and digits
+   * @param requestsTopic the request topic it schedules through
+   * @param dlqTopic the topic of its dead letters
+   * @param targetAllow what its targets must match in full
+   */
+  public record Tenant(String name, String requestsTopic, String dlqTopic, Pattern targetAllow) {}
+
+  private final Map<String, Tenant> byName = new LinkedHashMap<>();
+  private final Map<String, Tenant> byRequestsTopic = new LinkedHashMap<>();
+
+  private Tenants(List<Tenant> tenants) {
+    for (Tenant tenant : tenants) {
+      byName.put(tenant.name(), tenant);
+      byRequestsTopic.put(tenant.requestsTopic(), tenant);
+    }
+  }
+
+  /**
+   * The tenants a configuration names.
+   *
+   * @param names {@code delay.tenants}: comma-separated
+   * @param allowOf a tenant's {@code delay.tenant.<tenant>.target.topic.allow}, if set
+   * @throws ConfigException if a name is not lowercase letters and digits, is there twice, or an
+   *     allowlist is not a regular expression
+   */
+  static Tenants of(
+      String names,
+      String requestsTopic,
+      String dlqTopic,
+      java.util.function.Function<String, Optional<String>> allowOf) {
+    List<Tenant> tenants = new ArrayList<>();
+    List<String> seen = new ArrayList<>();
+    for (String part : names.split(",", -1)) {
+      String name = part.strip();
+      if (name.isEmpty() && names.isBlank()) {
+        break;
+      }
+      if (!TenantIds.NAME.matcher(name).matches()) {
+        throw new ConfigException(
+            DelayConfig.TENANTS_CONFIG,
+            names,
+            "'" + name + "' is not a tenant name: 1 to 32 lowercase letters and digits");
+      }
+      if (seen.contains(name)) {
+        throw new ConfigException(DelayConfig.TENANTS_CONFIG, names, name + " is there twice");
+      }
+      seen.add(name);
+      String allow = allowOf.apply(name).orElse(Pattern.quote(name + ".") + ".*");
+      Pattern pattern;
+      try {
+        pattern = Pattern.compile(allow);
+      } catch (PatternSyntaxException e) {
+        throw new ConfigException(
+            KEY_PREFIX + name + TARGET_TOPIC_ALLOW_SUFFIX,
+            allow,
+            "not a valid regular expression: " + e.getMessage());
+      }
+      tenants.add(new Tenant(name, requestsTopic + "." + name, dlqTopic + "." + name, pattern));
+    }
+    return tenants.isEmpty() ? NONE : new Tenants(tenants);
+  }
+
+  /** Whether there are none: one namespace. */
+  public boolean isEmpty() {
+    return byName.isEmpty();
+  }
+
+  /** Every tenant, in the configuration's order. */
+  public Collection<Tenant> all() {
+    return byName.values();
+  }
+
+  /** The tenant of a name. */
+  public Optional<Tenant> named(String name) {
+    return Optional.ofNullable(byName.get(name));
+  }
+
+  /** The tenant whose request topic this is. */
+  public Optional<Tenant> ofRequestsTopic(String topic) {
+    return Optional.ofNullable(byRequestsTopic.get(topic));
+  }
+
+  /** The tenants' request topics. */
+  public List<String> requestsTopics() {
+    return List.copyOf(byRequestsTopic.keySet());
+  }
+
+  /** The tenants' dead-letter topics. */
+  public List<String> dlqTopics() {
+    return all().stream().map(Tenant::dlqTopic).toList();
+  }
+
+  @Override
+  public String toString() {
+    return String.join(",", byName.keySet());
+  }
+}
