@@ -77,7 +77,9 @@ public final class DelayConfig extends AbstractConfig {
           + " digits. A tenant schedules through its own request topic '<requests topic>.<tenant>'"
           + " (so that Kafka ACLs decide who schedules as whom), its ids are its own, its targets"
           + " must match delay.tenant.<tenant>.target.topic.allow (default: topics named"
-          + " '<tenant>.*') as well as delay.target.topic.allow, and its dead letters go to"
+          + " '<tenant>.*') as well as delay.target.topic.allow, its payloads may be at most"
+          + " delay.tenant.<tenant>.max.payload.bytes (default: delay.max.payload.bytes), and"
+          + " its dead letters go to"
           + " '<dead-letter topic>.<tenant>'. Empty: no tenants, one namespace.";
 
   public static final String HORIZON_CONFIG = "delay.horizon.ms";
@@ -512,30 +514,22 @@ public final class DelayConfig extends AbstractConfig {
             getString(TENANTS_CONFIG),
             requestsTopic(),
             dlqTopic(),
-            tenant ->
-                Optional.ofNullable(
-                        originals()
-                            .get(Tenants.KEY_PREFIX + tenant + Tenants.TARGET_TOPIC_ALLOW_SUFFIX))
-                    .map(String::valueOf));
+            maxPayloadBytes(),
+            key -> Optional.ofNullable(originals().get(key)).map(String::valueOf));
     for (Object key : originals.keySet()) {
-      String name = String.valueOf(key);
-      if (isTenantKey(name)
-          && tenants
-              .named(
-                  name.substring(
-                      Tenants.KEY_PREFIX.length(),
-                      name.length() - Tenants.TARGET_TOPIC_ALLOW_SUFFIX.length()))
-              .isEmpty()) {
-        throw new ConfigException(name + ": names no tenant of " + TENANTS_CONFIG);
+      Optional<String> tenant = Tenants.tenantOfKey(String.valueOf(key));
+      if (tenant.isPresent() && tenants.named(tenant.get()).isEmpty()) {
+        throw new ConfigException(key + ": names no tenant of " + TENANTS_CONFIG);
       }
     }
   }
 
-  /** Whether a key is one of a tenant's own: {@code delay.tenant.<tenant>.target.topic.allow}. */
+  /**
+   * Whether a key is one of a tenant's own: {@code delay.tenant.<tenant>.target.topic.allow} or
+   * {@code .max.payload.bytes}.
+   */
   public static boolean isTenantKey(String name) {
-    return name.startsWith(Tenants.KEY_PREFIX)
-        && name.endsWith(Tenants.TARGET_TOPIC_ALLOW_SUFFIX)
-        && name.length() > Tenants.KEY_PREFIX.length() + Tenants.TARGET_TOPIC_ALLOW_SUFFIX.length();
+    return Tenants.tenantOfKey(name).isPresent();
   }
 
   /** The tenants sharing this deployment ({@link Tenants#NONE} if none). */

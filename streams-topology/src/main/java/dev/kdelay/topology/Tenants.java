@@ -37,6 +37,15 @@ public final class Tenants {
   /** A tenant's own target allowlist: {@code delay.tenant.<tenant>.target.topic.allow}. */
   public static final String TARGET_TOPIC_ALLOW_SUFFIX = ".target.topic.allow";
 
+  /**
+   * A tenant's largest payload, at most {@code delay.max.payload.bytes}: {@code
+   * delay.tenant.<tenant>.max.payload.bytes}.
+   */
+  public static final String MAX_PAYLOAD_BYTES_SUFFIX = ".max.payload.bytes";
+
+  private static final List<String> SUFFIXES =
+      List.of(TARGET_TOPIC_ALLOW_SUFFIX, MAX_PAYLOAD_BYTES_SUFFIX);
+
   /** No tenants: one namespace. */
   public static final Tenants NONE = new Tenants(List.of());
 
@@ -47,8 +56,14 @@ public final class Tenants {
    * @param requestsTopic the request topic it schedules through
    * @param dlqTopic the topic of its dead letters
    * @param targetAllow what its targets must match in full
+   * @param maxPayloadBytes its largest payload
    */
-  public record Tenant(String name, String requestsTopic, String dlqTopic, Pattern targetAllow) {}
+  public record Tenant(
+      String name,
+      String requestsTopic,
+      String dlqTopic,
+      Pattern targetAllow,
+      int maxPayloadBytes) {}
 
   private final Map<String, Tenant> byName = new LinkedHashMap<>();
   private final Map<String, Tenant> byRequestsTopic = new LinkedHashMap<>();
@@ -64,15 +79,17 @@ public final class Tenants {
    * The tenants a configuration names.
    *
    * @param names {@code delay.tenants}: comma-separated
-   * @param allowOf a tenant's {@code delay.tenant.<tenant>.target.topic.allow}, if set
-   * @throws ConfigException if a name is not lowercase letters and digits, is there twice, or an
-   *     allowlist is not a regular expression
+   * @param maxPayloadBytes {@code delay.max.payload.bytes}, the most a tenant's may be
+   * @param setting the value of a tenant's own key ({@code delay.tenant.<tenant>.*}), if set
+   * @throws ConfigException if a name is not lowercase letters and digits, is there twice, or a
+   *     tenant's key has a value that cannot be read
    */
   static Tenants of(
       String names,
       String requestsTopic,
       String dlqTopic,
-      java.util.function.Function<String, Optional<String>> allowOf) {
+      int maxPayloadBytes,
+      java.util.function.Function<String, Optional<String>> setting) {
     List<Tenant> tenants = new ArrayList<>();
     List<String> seen = new ArrayList<>();
     for (String part : names.split(",", -1)) {
@@ -90,7 +107,10 @@ public final class Tenants {
         throw new ConfigException(DelayConfig.TENANTS_CONFIG, names, name + " is there twice");
       }
       seen.add(name);
-      String allow = allowOf.apply(name).orElse(Pattern.quote(name + ".") + ".*");
+      String allow =
+          setting
+              .apply(KEY_PREFIX + name + TARGET_TOPIC_ALLOW_SUFFIX)
+              .orElse(Pattern.quote(name + ".") + ".*");
       Pattern pattern;
       try {
         pattern = Pattern.compile(allow);
@@ -100,9 +120,44 @@ public final class Tenants {
             allow,
             "not a valid regular expression: " + e.getMessage());
       }
-      tenants.add(new Tenant(name, requestsTopic + "." + name, dlqTopic + "." + name, pattern));
+      String payloadKey = KEY_PREFIX + name + MAX_PAYLOAD_BYTES_SUFFIX;
+      int maxPayload =
+          setting
+              .apply(payloadKey)
+              .map(value -> bytes(payloadKey, value, maxPayloadBytes))
+              .orElse(maxPayloadBytes);
+      tenants.add(
+          new Tenant(name, requestsTopic + "." + name, dlqTopic + "." + name, pattern, maxPayload));
     }
     return tenants.isEmpty() ? NONE : new Tenants(tenants);
+  }
+
+  private static int bytes(String key, String value, int most) {
+    try {
+      int bytes = Integer.parseInt(value.strip());
+      if (bytes >= 0 && bytes <= most) {
+        return bytes;
+      }
+    } catch (NumberFormatException e) {
+      // said below
+    }
+    throw new ConfigException(key, value, "a number of bytes from 0 to " + most);
+  }
+
+  /**
+   * The tenant a key of its own names ({@code delay.tenant.<tenant>.<setting>}, for a setting a
+   * tenant has), or empty if the key is none.
+   */
+  public static Optional<String> tenantOfKey(String key) {
+    if (!key.startsWith(KEY_PREFIX)) {
+      return Optional.empty();
+    }
+    for (String suffix : SUFFIXES) {
+      if (key.endsWith(suffix) && key.length() > KEY_PREFIX.length() + suffix.length()) {
+        return Optional.of(key.substring(KEY_PREFIX.length(), key.length() - suffix.length()));
+      }
+    }
+    return Optional.empty();
   }
 
   /** Whether there are none: one namespace. */

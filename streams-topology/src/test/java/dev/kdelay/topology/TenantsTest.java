@@ -116,6 +116,29 @@ class TenantsTest {
   }
 
   @Test
+  void shouldRefuseAPayloadLargerThanItsTenantMaySend() {
+    Map<String, Object> settings = new HashMap<>(TWO_TENANTS);
+    settings.put("delay.tenant.teama.max.payload.bytes", "4");
+    try (DelayDriver driver = new DelayDriver(stateDir, settings)) {
+      driver.requestAs("teama", "small", "1234", schedule("teama.t", DUE));
+      driver.requestAs("teama", "large", "12345", schedule("teama.t", DUE));
+      driver.requestAs("teamb", "large", "12345", schedule("teamb.t", DUE));
+      driver.advanceTo(DUE.plusMillis(50));
+
+      assertThat(driver.output("teama.t").readRecordsToList())
+          .extracting(record -> text(record.key()))
+          .containsExactly("small");
+      assertThat(driver.output("teamb.t").readRecordsToList()).hasSize(1);
+      List<TestRecord<byte[], byte[]>> dead = driver.output("delay-dlq.teama").readRecordsToList();
+      assertThat(dead).extracting(record -> text(record.key())).containsExactly("large");
+      assertThat(headerText(dead.get(0).headers(), DelayHeaders.ERROR))
+          .isEqualTo(RejectionReason.TOO_LARGE.name());
+      assertThat(headerText(dead.get(0).headers(), DelayHeaders.ERROR_MESSAGE))
+          .contains("delay.tenant.teama.max.payload.bytes");
+    }
+  }
+
+  @Test
   void shouldNeverTakeATenantFromARequestsOwnHeader() {
     try (DelayDriver driver = new DelayDriver(stateDir, TWO_TENANTS)) {
       Header forged = header(DelayHeaders.TENANT, "teamb");
@@ -223,6 +246,13 @@ class TenantsTest {
                         DelayConfig.TENANTS_CONFIG, "a", "delay.tenant.a.target.topic.allow", "(")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("not a valid regular expression");
+    assertThatThrownBy(
+            () ->
+                config(
+                    Map.of(
+                        DelayConfig.TENANTS_CONFIG, "a", "delay.tenant.a.max.payload.bytes", "-1")))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("a number of bytes");
     assertThat(config(Map.of()).tenants().isEmpty()).isTrue();
     assertThat(config(Map.of(DelayConfig.TENANTS_CONFIG, " a , b2 ")).tenants().requestsTopics())
         .containsExactly("delay-requests.a", "delay-requests.b2");

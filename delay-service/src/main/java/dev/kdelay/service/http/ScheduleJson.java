@@ -4,6 +4,7 @@ import dev.kdelay.schemas.CronSpec;
 import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.schemas.Target;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.ScheduleView;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
@@ -27,6 +28,7 @@ final class ScheduleJson {
   static Map<String, Object> view(ScheduleView view) {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("id", view.id());
+    tenant(json, view.id());
     json.put("status", view.status().name().toLowerCase(Locale.ROOT));
     view.nextDueMs().ifPresent(due -> time(json, "nextDueAt", due));
     view.forgottenAtMs().ifPresent(at -> time(json, "forgottenAt", at));
@@ -57,6 +59,7 @@ final class ScheduleJson {
   static Map<String, Object> pending(String id, long dueMs, StoredTaskSummary task) {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("id", id);
+    tenant(json, id);
     time(json, "dueAt", dueMs);
     task(json, id, task);
     return json;
@@ -77,11 +80,29 @@ final class ScheduleJson {
     json.put("carriedHeaders", task.headerCount());
   }
 
+  /**
+   * A tenant's schedule ({@link TenantIds}): its id stays in the qualified form kdelay keeps it in,
+   * which a listing pages by, and {@code tenant} and {@code tenantId} say whose and which it is.
+   */
+  private static void tenant(Map<String, Object> json, String id) {
+    TenantIds.split(id)
+        .filter(split -> !split.tenant().isEmpty())
+        .ifPresent(
+            split -> {
+              json.put("tenant", split.tenant());
+              json.put("tenantId", split.id());
+            });
+  }
+
   private static Map<String, Object> target(String id, Target target) {
     Map<String, Object> json = new LinkedHashMap<>();
     json.put("topic", target.topic());
     // Target keys arrive as header text, so they are UTF-8; absent means the schedule id.
-    json.put("key", target.key() == null ? id : new String(target.key(), StandardCharsets.UTF_8));
+    json.put(
+        "key",
+        target.key() == null
+            ? TenantIds.idOf(id)
+            : new String(target.key(), StandardCharsets.UTF_8));
     json.put("partition", target.partition().isPresent() ? target.partition().getAsInt() : null);
     return json;
   }

@@ -8,6 +8,7 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.StoredTask;
 import dev.kdelay.schemas.StoredTaskSummary;
 import dev.kdelay.schemas.Target;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.schemas.Timing;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.ReadableSchedules;
@@ -124,6 +125,27 @@ class LocalStoresTest {
     assertThat(json.path("dueAtMs").asLong()).isEqualTo(DUE + 1);
     assertThat(json.path("message").asText()).isEqualTo("x");
     assertThat(share.stoppedAt()).isNull();
+  }
+
+  @Test
+  void shouldSayWhoseAndWhichATenantsScheduleIsWhenListingIt() {
+    String kept = TenantIds.qualified("teama", "order-1");
+    schedules.listed.add(
+        new ReadableSchedules.Listed(kept, DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
+    schedules.listed.add(
+        new ReadableSchedules.Listed(
+            "order-1", DUE, Decoded.readable(StoredTaskSummary.of(task(DUE)))));
+
+    List<ListedTask> tasks = local.pending(PARTITION, everything(100), Long.MAX_VALUE).tasks();
+
+    JsonNode tenant = ApiResponse.MAPPER.valueToTree(tasks.get(0).json());
+    assertThat(tenant.path("id").asText()).isEqualTo(kept);
+    assertThat(tenant.path("tenant").asText()).isEqualTo("teama");
+    assertThat(tenant.path("tenantId").asText()).isEqualTo("order-1");
+    assertThat(tenant.path("target").path("key").asText()).isEqualTo("order-1");
+    JsonNode shared = ApiResponse.MAPPER.valueToTree(tasks.get(1).json());
+    assertThat(shared.has("tenant")).isFalse();
+    assertThat(shared.path("target").path("key").asText()).isEqualTo("order-1");
   }
 
   @Test

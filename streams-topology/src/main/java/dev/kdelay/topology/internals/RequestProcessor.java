@@ -362,7 +362,8 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
     DelayRequest request = ofItsTenant(record, ((ParseResult.Accepted) result).request());
     Optional<TargetTopic> target = Optional.of(TargetTopic.UNKNOWN);
     if (request.schedule() != null) {
-      Optional<Rejection> refused = check.byPolicy(request.id(), request.schedule());
+      Optional<Rejection> refused =
+          tooLargeForItsTenant(request).or(() -> check.byPolicy(request.id(), request.schedule()));
       if (refused.isPresent()) {
         aside.goesOn(record, copy);
         deadLetter(record, request.action(), refused.get(), now);
@@ -398,6 +399,30 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
                 request.action().wireName());
           }
         });
+  }
+
+  /** Why a tenant's schedule is larger than its tenant may send ({@code TOO_LARGE}), or empty. */
+  private Optional<Rejection> tooLargeForItsTenant(DelayRequest request) {
+    byte[] payload = request.schedule().payload();
+    if (tenants.isEmpty() || payload == null || !TenantIds.isQualified(request.id())) {
+      return Optional.empty();
+    }
+    String tenant = TenantIds.tenantOf(request.id());
+    int most = tenants.named(tenant).map(Tenants.Tenant::maxPayloadBytes).orElse(Integer.MAX_VALUE);
+    return payload.length <= most
+        ? Optional.empty()
+        : Optional.of(
+            new Rejection(
+                RejectionReason.TOO_LARGE,
+                "payload of "
+                    + payload.length
+                    + " bytes exceeds tenant "
+                    + tenant
+                    + "'s limit of "
+                    + most
+                    + " (delay.tenant."
+                    + tenant
+                    + ".max.payload.bytes)"));
   }
 
   /** The request with the id kdelay keeps for it: qualified, if its key is a tenant's. */
