@@ -3,9 +3,17 @@ package dev.kdelay.service;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import com.fasterxml.jackson.databind.JsonNode;
+import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.service.config.ConfigSources;
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -61,6 +69,14 @@ class TenantsIT {
 
   @TempDir Path dir;
 
+  private int httpPort;
+
+  private static int freePort() throws IOException {
+    try (ServerSocket socket = new ServerSocket(0)) {
+      return socket.getLocalPort();
+    }
+  }
+
   @BeforeAll
   static void startClusterWithTenantUsers() throws Exception {
     kafka = KraftTestKitCluster.startWithSasl(USERS);
@@ -114,8 +130,9 @@ class TenantsIT {
         send(teamb, REQUESTS + ".teamb", "order-9", "b9", "teamb.orders", 1_000);
         cancel(teamb, REQUESTS + ".teamb", "order-1");
         cancel(teama, REQUESTS + ".teama", "order-9");
-        // and teama aims at teamb's topic
+        // and teama aims at teamb's topic, and schedules one for much later
         send(teama, REQUESTS + ".teama", "stray", "a-stray", "teamb.orders", 0);
+        send(teama, REQUESTS + ".teama", "later", "a-later", "teama.orders", 3_600_000);
       }
 
       // then: each reads its own schedule that the other's cancel could not reach, as it sent it
@@ -133,6 +150,12 @@ class TenantsIT {
       // and nothing more came: the cancelled ones, and the stray, never fired
       assertThat(read("teama", "teama.orders", 0)).hasSize(1);
       assertThat(read("teamb", "teamb.orders", 0)).hasSize(1);
+      // and the admin API finds teama's schedule by its qualified id, and says whose it is
+      JsonNode later = view("later?tenant=teama");
+      assertThat(later.path("status").asText()).as(later.toString()).isEqualTo("pending");
+      assertThat(later.path("tenant").asText()).isEqualTo("teama");
+      assertThat(later.path("tenantId").asText()).isEqualTo("later");
+      assertThat(view("later").path("status").asText()).isEqualTo("unknown");
       // and neither can read the other's fires or dead letters
       assertRefused(() -> read("teama", "teamb.orders", 1));
       assertRefused(() -> read("teama", DLQ + ".teamb", 1));
@@ -140,8 +163,27 @@ class TenantsIT {
     }
   }
 
-  private Map<String, String> environment() {
+  /** {@code GET /schedules/{id}} of the running instance, the id percent-encoded. */
+  private JsonNode view(String encodedId) throws Exception {
+    HttpResponse<String> response =
+        HttpClient.newHttpClient()
+            .send(
+                HttpRequest.newBuilder(
+                        URI.create("http://127.0.0.1:" + httpPort + "/schedules/" + encodedId))
+                    .timeout(Duration.ofSeconds(20))
+                    .build(),
+                HttpResponse.BodyHandlers.ofString());
+    assertThat(response.body())
+        .as("GET /schedules/%s answered %d", encodedId, response.statusCode())
+        .startsWith("{");
+    return new ObjectMapper().readTree(response.body());
+  }
+
+  private Map<String, String> environment() throws IOException {
+    httpPort = freePort();
     Map<String, String> environment = new HashMap<>();
+    environment.put("DELAY_HTTP_PORT", Integer.toString(httpPort));
+    environment.put("DELAY_HTTP_ADVERTISED_HOST", "127.0.0.1");
     environment.put("DELAY_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
     environment.put("DELAY_KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT");
     environment.put("DELAY_KAFKA_SASL_MECHANISM", "PLAIN");

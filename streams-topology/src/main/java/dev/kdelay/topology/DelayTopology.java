@@ -1,7 +1,6 @@
 package dev.kdelay.topology;
 
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.internals.RequestProcessor;
 import dev.kdelay.topology.internals.RequestTimestamps;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
@@ -21,7 +20,6 @@ import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.AutoOffsetReset;
 import org.apache.kafka.streams.Topology;
 import org.apache.kafka.streams.processor.StreamPartitioner;
@@ -193,8 +191,7 @@ public final class DelayTopology {
         (topic, key, value, partitions) ->
             key == null
                 ? Optional.empty()
-                : Optional.of(
-                    Set.of(Utils.toPositive(Utils.murmur2(TenantIds.idBytes(key))) % partitions));
+                : Optional.of(Set.of(ScheduleMove.owner(key, partitions)));
     // The shared request topic, then each tenant's: one source, so that partition i of each is
     // read by task i, which owns the ids that hash to i whichever topic they came by.
     List<String> requestsTopics = new ArrayList<>();

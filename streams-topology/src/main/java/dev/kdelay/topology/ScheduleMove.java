@@ -1,6 +1,7 @@
 package dev.kdelay.topology;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.internals.RequestTimestamps;
 import dev.kdelay.topology.internals.store.ScheduleChangelog;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
@@ -114,9 +115,12 @@ public final class ScheduleMove {
             headers));
   }
 
-  /** The partition an id belongs to: Kafka's murmur2 of its bytes, as every kdelay reads it. */
+  /**
+   * The partition an id belongs to: Kafka's murmur2 of its bytes, as every kdelay reads it; of a
+   * tenant's id ({@link TenantIds}), of the id as the tenant sent it, where its producer put it.
+   */
   public static int owner(byte[] id, int partitions) {
-    return Utils.toPositive(Utils.murmur2(id)) % partitions;
+    return Utils.toPositive(Utils.murmur2(TenantIds.idBytes(id))) % partitions;
   }
 
   /**

@@ -6,6 +6,7 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.service.http.Route.Reach;
 import java.nio.charset.StandardCharsets;
@@ -200,7 +201,7 @@ public final class AdminApi implements HttpEndpoint.Api {
   }
 
   private ApiResponse view(ApiRequest request, List<String> variables) {
-    return queries.view(id(variables), request.forwarded());
+    return queries.view(id(request, variables), request.forwarded());
   }
 
   private ApiResponse schedule(ApiRequest request, List<String> variables) {
@@ -210,35 +211,47 @@ public final class AdminApi implements HttpEndpoint.Api {
   }
 
   private ApiResponse cancel(ApiRequest request, List<String> variables) {
-    return sent(id(variables), Action.CANCEL, requests::cancel, id(variables));
+    return sent(id(request, variables), Action.CANCEL, requests::cancel, id(request, variables));
   }
 
   private ApiResponse pause(ApiRequest request, List<String> variables) {
-    return sent(id(variables), Action.PAUSE, requests::pause, id(variables));
+    return sent(id(request, variables), Action.PAUSE, requests::pause, id(request, variables));
   }
 
   private ApiResponse resume(ApiRequest request, List<String> variables) {
-    return sent(id(variables), Action.RESUME, requests::resume, id(variables));
+    return sent(id(request, variables), Action.RESUME, requests::resume, id(request, variables));
   }
 
   private ApiResponse trigger(ApiRequest request, List<String> variables) {
-    return sent(id(variables), Action.TRIGGER, requests::trigger, id(variables));
+    return sent(id(request, variables), Action.TRIGGER, requests::trigger, id(request, variables));
   }
 
   private ApiResponse reschedule(ApiRequest request, List<String> variables) {
-    String id = id(variables);
+    String id = id(request, variables);
     ScheduleBody.NewTime time = ScheduleBody.parseTime(request.body(), limits, clock.millis());
     return sent(id, Action.RESCHEDULE, t -> t.send(requests, id), time);
   }
 
-  private String id(List<String> variables) {
+  /**
+   * The id a route names, as kdelay keeps it: with {@code ?tenant=}, that tenant's id ({@link
+   * TenantIds}).
+   */
+  private String id(ApiRequest request, List<String> variables) {
     String id = variables.get(0);
     int bytes = id.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > limits.maxIdBytes()) {
       throw ApiException.badRequest(
           "BAD_ID", "the id is " + bytes + " UTF-8 bytes; the limit is " + limits.maxIdBytes());
     }
-    return id;
+    Optional<String> tenant = request.param("tenant");
+    if (tenant.isEmpty()) {
+      return id;
+    }
+    if (!TenantIds.NAME.matcher(tenant.get()).matches()) {
+      throw ApiException.badRequest(
+          "BAD_ID", "tenant is a tenant's name: 1 to 32 lowercase letters and digits");
+    }
+    return TenantIds.qualified(tenant.get(), id);
   }
 
   /** Writes a request with the SDK and answers 202 once Kafka acknowledged it. */

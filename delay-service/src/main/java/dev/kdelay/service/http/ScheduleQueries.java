@@ -1,8 +1,10 @@
 package dev.kdelay.service.http;
 
 import com.fasterxml.jackson.databind.JsonNode;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.ReadableSchedules;
+import dev.kdelay.topology.ScheduleMove;
 import dev.kdelay.topology.ScheduleStores;
 import java.io.IOException;
 import java.net.URLEncoder;
@@ -12,9 +14,9 @@ import java.util.Collection;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Set;
 import java.util.TreeSet;
-import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.streams.KafkaStreams;
 import org.apache.kafka.streams.KeyQueryMetadata;
 import org.apache.kafka.streams.StoreQueryParameters;
@@ -71,7 +73,9 @@ public final class ScheduleQueries {
           streams.queryMetadataForKey(
               DelayTopology.SCHEDULES_STORE,
               id.getBytes(StandardCharsets.UTF_8),
-              new ByteArraySerializer());
+              // the partition kdelay keeps the id on, a tenant's included (ScheduleMove.owner)
+              (String topic, byte[] key, Object value, int count) ->
+                  Optional.of(Set.of(ScheduleMove.owner(key, count))));
     } catch (IllegalStateException | StreamsException e) {
       throw ApiException.unavailable("Kafka Streams cannot locate the id now: " + e.getMessage());
     }
@@ -87,7 +91,13 @@ public final class ScheduleQueries {
       throw ApiException.unavailable(
           "partition " + owner.partition() + " moved while the request was forwarded");
     }
-    return peers.get(owner.activeHost(), "/schedules/" + pathSegment(id));
+    // A tenant's id travels as ?tenant=: an encoded U+0000 is no part of a path a server takes.
+    String tenant = TenantIds.tenantOf(id);
+    return peers.get(
+        owner.activeHost(),
+        tenant.isEmpty()
+            ? "/schedules/" + pathSegment(id)
+            : "/schedules/" + pathSegment(TenantIds.idOf(id)) + "?tenant=" + tenant);
   }
 
   /**

@@ -6,6 +6,7 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.RestoreProgress;
 import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.topology.TargetTopic;
@@ -213,6 +214,19 @@ class AdminApiTest {
     assertThat(json(far).path("error").asText()).isEqualTo("TOO_FAR");
     assertThat(List.of(none, two, target, far)).extracting(ApiResponse::status).containsOnly(400);
     assertThat(producer.history()).isEmpty();
+  }
+
+  @Test
+  void shouldWriteARequestForATenantsIdWhenTheTenantIsNamed() throws Exception {
+    int cancel = call("DELETE", "/schedules/job-1?tenant=teama", "").status();
+    ApiResponse badTenant = call("DELETE", "/schedules/job-1?tenant=Team-A", "");
+
+    assertThat(cancel).isEqualTo(202);
+    assertThat(badTenant.status()).isEqualTo(400);
+    assertThat(json(badTenant).path("error").asText()).isEqualTo("BAD_ID");
+    assertThat(producer.history())
+        .extracting(r -> text(r.key()))
+        .containsExactly(TenantIds.qualified("teama", "job-1"));
   }
 
   @Test

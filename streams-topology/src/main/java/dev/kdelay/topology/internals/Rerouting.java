@@ -3,8 +3,8 @@ package dev.kdelay.topology.internals;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
-import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.DelayMetrics;
+import dev.kdelay.topology.ScheduleMove;
 import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.Delivery;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
@@ -15,7 +15,6 @@ import java.util.Optional;
 import java.util.function.Predicate;
 import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.common.header.internals.RecordHeaders;
-import org.apache.kafka.common.utils.Utils;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.apache.kafka.streams.processor.api.RecordMetadata;
@@ -65,8 +64,7 @@ final class Rerouting {
     if (metadata.isEmpty() || !isRequestsTopic.test(metadata.get().topic())) {
       return false;
     }
-    int owner =
-        Utils.toPositive(Utils.murmur2(TenantIds.idBytes(record.key()))) % requestsPartitions;
+    int owner = ScheduleMove.owner(record.key(), requestsPartitions);
     return owner != metadata.get().partition();
   }
 
