@@ -88,6 +88,8 @@ public final class Main {
         --bootstrap-servers HOST:PORT  default: $DELAY_BOOTSTRAP_SERVERS, else 127.0.0.1:9092
         --requests-topic TOPIC         default: from the configuration, else delay-requests
         --config FILE                  the properties file run takes, for TLS/SASL settings
+        --tenant NAME                  schedule, the id commands and dlq: act as a tenant, on
+                                       its own request and dead-letter topics
 
       DURATION  ISO-8601 (PT30S) or a number with a unit: 500ms, 30s, 5m, 2h, 1d
       INSTANT   ISO-8601 (2030-01-01T09:00:00Z, 2030-01-01T10:00:00+01:00) or epoch millis

@@ -8,7 +8,9 @@ import com.fasterxml.jackson.databind.ObjectMapper;
 import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.service.config.ConfigSources;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
+import java.io.PrintStream;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -156,11 +158,55 @@ class TenantsIT {
       assertThat(later.path("tenant").asText()).isEqualTo("teama");
       assertThat(later.path("tenantId").asText()).isEqualTo("later");
       assertThat(view("later").path("status").asText()).isEqualTo("unknown");
+      // and teamb, with its own credentials, lists its dead letters and schedules with the CLI
+      ByteArrayOutputStream out = new ByteArrayOutputStream();
+      assertThat(cli(out, "teamb", "dlq", "list", "--tenant", "teamb"))
+          .as(out.toString(StandardCharsets.UTF_8))
+          .isEqualTo(0);
+      assertThat(out.toString(StandardCharsets.UTF_8)).doesNotContain("stray");
+      assertThat(
+              cli(
+                  out,
+                  "teamb",
+                  "schedule",
+                  "--tenant",
+                  "teamb",
+                  "--id",
+                  "from-cli",
+                  "--target",
+                  "teamb.orders",
+                  "--after",
+                  "200ms",
+                  "b-cli"))
+          .as(out.toString(StandardCharsets.UTF_8))
+          .isEqualTo(0);
+      assertThat(read("teamb", "teamb.orders", 2))
+          .extracting(ConsumerRecord::value)
+          .containsExactly("b9", "b-cli");
+      out.reset();
+      assertThat(cli(out, "teama", "dlq", "list", "--tenant", "teama"))
+          .as(out.toString(StandardCharsets.UTF_8))
+          .isEqualTo(0);
+      assertThat(out.toString(StandardCharsets.UTF_8)).contains("stray", "TARGET_NOT_ALLOWED");
       // and neither can read the other's fires or dead letters
       assertRefused(() -> read("teama", "teamb.orders", 1));
       assertRefused(() -> read("teama", DLQ + ".teamb", 1));
       assertRefused(() -> read("teamb", DLQ + ".teama", 1));
     }
+  }
+
+  /** Runs the CLI as {@code user}, printing to {@code out}; its exit code. */
+  private static int cli(ByteArrayOutputStream out, String user, String... args) {
+    Map<String, String> environment = new HashMap<>();
+    environment.put("DELAY_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
+    environment.put("DELAY_REQUESTS_TOPIC", REQUESTS);
+    environment.put("DELAY_DLQ_TOPIC", DLQ);
+    environment.put("DELAY_KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT");
+    environment.put("DELAY_KAFKA_SASL_MECHANISM", "PLAIN");
+    environment.put(
+        "DELAY_KAFKA_SASL_JAAS_CONFIG", KraftTestKitCluster.plainJaasConfig(user, USERS.get(user)));
+    PrintStream print = new PrintStream(out, true, StandardCharsets.UTF_8);
+    return new Main(environment, print, print).execute(List.of(args));
   }
 
   /** {@code GET /schedules/{id}} of the running instance, the id percent-encoded. */

@@ -1,5 +1,6 @@
 package dev.kdelay.service.cli;
 
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.config.ClientProperties;
 import dev.kdelay.service.config.ConfigSources;
 import dev.kdelay.topology.DelayConfig;
@@ -22,15 +23,23 @@ import org.apache.kafka.common.KafkaException;
  * @param bootstrapServers {@code --bootstrap-servers}, else the configuration's ({@code
  *     DELAY_BOOTSTRAP_SERVERS}), else {@value #DEFAULT_BOOTSTRAP_SERVERS}
  * @param requestsTopic {@code --requests-topic}, else the configuration's
+ * @param tenant {@code --tenant}: the tenant a command acts as, empty for the shared topic's
  * @param config the configuration from {@code --config FILE} and the environment
  */
-public record ClientOptions(String bootstrapServers, String requestsTopic, DelayConfig config) {
+public record ClientOptions(
+    String bootstrapServers, String requestsTopic, String tenant, DelayConfig config) {
 
   /** Where the embedded broker of {@code kdelay run} listens. */
   static final String DEFAULT_BOOTSTRAP_SERVERS = "127.0.0.1:9092";
 
   /** The options every client command takes. */
   static final Set<String> OPTIONS = Set.of("--bootstrap-servers", "--requests-topic", "--config");
+
+  /**
+   * The option of the commands a tenant runs with its own credentials ({@code schedule}, the id
+   * commands, {@code dlq}): they use the tenant's request and dead-letter topics.
+   */
+  static final String TENANT = "--tenant";
 
   private static final Duration ACK_TIMEOUT = Duration.ofSeconds(60);
 
@@ -51,7 +60,24 @@ public record ClientOptions(String bootstrapServers, String requestsTopic, Delay
                     ? DEFAULT_BOOTSTRAP_SERVERS
                     : config.bootstrapServers());
     String requestsTopic = line.option("--requests-topic").orElse(config.requestsTopic());
-    return new ClientOptions(bootstrapServers, requestsTopic, config);
+    String tenant = line.option(TENANT).orElse("");
+    if (!tenant.isEmpty() && !TenantIds.NAME.matcher(tenant).matches()) {
+      throw new UsageException(
+          "--tenant is a tenant's name: 1 to 32 lowercase letters and digits, got '"
+              + tenant
+              + "'");
+    }
+    return new ClientOptions(bootstrapServers, requestsTopic, tenant, config);
+  }
+
+  /** Where requests go: the tenant's own request topic, or the shared one. */
+  String requestsTopicToWrite() {
+    return tenant.isEmpty() ? requestsTopic : requestsTopic + "." + tenant;
+  }
+
+  /** The dead-letter topic the command reads: the tenant's own, or the shared one. */
+  String dlqTopic() {
+    return tenant.isEmpty() ? config.dlqTopic() : config.dlqTopic() + "." + tenant;
   }
 
   /**

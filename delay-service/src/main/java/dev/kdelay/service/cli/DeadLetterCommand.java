@@ -61,7 +61,8 @@ public record DeadLetterCommand(String verb, CommandLine line) {
     for (String option : OPTIONS) {
       if (line.option(option).isPresent()
           && !allowed.contains(option)
-          && !ClientOptions.OPTIONS.contains(option)) {
+          && !ClientOptions.OPTIONS.contains(option)
+          && !option.equals(ClientOptions.TENANT)) {
         throw new UsageException("dlq " + verb + " takes no " + option);
       }
     }
@@ -81,7 +82,7 @@ public record DeadLetterCommand(String verb, CommandLine line) {
     DeadLetterPages pages =
         new DeadLetterPages(
             DeadLetterPages.consumers(options.consumerProperties()),
-            options.config().dlqTopic(),
+            options.dlqTopic(),
             READ_TIMEOUT,
             Clock.systemUTC());
     return switch (verb) {
@@ -158,7 +159,7 @@ public record DeadLetterCommand(String verb, CommandLine line) {
       throw new UsageException(e.getMessage());
     }
     try (DelayClient client =
-        DelayClient.create(options.producerProperties(), options.requestsTopic())) {
+        DelayClient.create(options.producerProperties(), options.requestsTopicToWrite())) {
       RecordMetadata request;
       try {
         request = ClientOptions.awaitAck(client.replay(letter, replay), "replay of " + letter);
@@ -224,6 +225,7 @@ public record DeadLetterCommand(String verb, CommandLine line) {
 
   private static Set<String> options() {
     Set<String> options = new HashSet<>(ClientOptions.OPTIONS);
+    options.add(ClientOptions.TENANT);
     options.addAll(List.of("--code", "--id", "--after", "--limit", "--target", "--at"));
     return Set.copyOf(options);
   }

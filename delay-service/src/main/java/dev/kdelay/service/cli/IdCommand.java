@@ -41,7 +41,7 @@ public record IdCommand(Action action, String id, Optional<TimeOptions> time) {
   /** Sends the request. */
   public int run(ClientOptions options, PrintStream out) {
     try (DelayClient client =
-        DelayClient.create(options.producerProperties(), options.requestsTopic())) {
+        DelayClient.create(options.producerProperties(), options.requestsTopicToWrite())) {
       RecordMetadata request =
           ClientOptions.awaitAck(send(client), action.wireName() + " of " + id);
       out.printf(
@@ -69,6 +69,7 @@ public record IdCommand(Action action, String id, Optional<TimeOptions> time) {
 
   private static Set<String> options() {
     Set<String> options = new HashSet<>(ClientOptions.OPTIONS);
+    options.add(ClientOptions.TENANT);
     options.add("--id");
     options.addAll(TimeOptions.OPTIONS);
     return Set.copyOf(options);

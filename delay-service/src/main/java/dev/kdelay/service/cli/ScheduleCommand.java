@@ -47,7 +47,7 @@ public record ScheduleCommand(
   /** Sends the request and prints where it went and when it is due. */
   public int run(ClientOptions options, PrintStream out) {
     try (DelayClient client =
-        DelayClient.create(options.producerProperties(), options.requestsTopic())) {
+        DelayClient.create(options.producerProperties(), options.requestsTopicToWrite())) {
       RecordMetadata request =
           ClientOptions.awaitAck(client.schedule(message()), "scheduling " + id);
       out.printf(
@@ -64,6 +64,7 @@ public record ScheduleCommand(
 
   private static Set<String> options() {
     Set<String> options = new HashSet<>(ClientOptions.OPTIONS);
+    options.add(ClientOptions.TENANT);
     options.addAll(Set.of("--id", "--target", "--key"));
     options.addAll(TimeOptions.OPTIONS);
     return Set.copyOf(options);
