@@ -177,7 +177,7 @@ public final class DelayTopology {
         (topic, key, value, partitions) -> Optional.of(Set.of(key.partition()));
 
     // A tenant's dead letters go to its own topic: delay-tenant names it, which kdelay alone sets.
-    TopicNameExtractor<byte[], byte[]> deadLetterTopic =
+    TopicNameExtractor<byte[], byte[]> tenantDeadLetterTopic =
         (key, value, context) -> {
           Header tenant = context.headers().lastHeader(DelayHeaders.TENANT);
           return config.dlqTopic(
@@ -198,30 +198,41 @@ public final class DelayTopology {
     requestsTopics.add(config.requestsTopic());
     requestsTopics.addAll(config.tenants().requestsTopics());
     TimestampExtractor timestamps = new RequestTimestamps(config.rerouteTopic());
-    return new Topology()
-        .addSource(
-            NO_RESET,
-            REQUESTS_SOURCE,
-            timestamps,
-            bytesIn,
-            bytesIn,
-            requestsTopics.toArray(String[]::new))
-        .addSource(NO_RESET, REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
-        .addProcessor(
-            PROCESSOR,
-            () -> new RequestProcessor(config, targetTopics, metrics, quarantine, limits),
-            REQUESTS_SOURCE,
-            REROUTED_SOURCE)
-        .addStateStore(
-            new ScheduleStoreBuilder(
-                StoreFormat.SCHEDULES_STORE,
-                config.changelogDeleteRetentionMs(),
-                config.storeFormat()),
-            PROCESSOR)
-        .addStateStore(FireSlots.storeBuilder(), PROCESSOR)
-        .addSink(
-            Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, reroutePartition, PROCESSOR)
-        .addSink(Sinks.DLQ, deadLetterTopic, bytesOut, bytesOut, PROCESSOR)
+    Topology topology =
+        new Topology()
+            .addSource(
+                NO_RESET,
+                REQUESTS_SOURCE,
+                timestamps,
+                bytesIn,
+                bytesIn,
+                requestsTopics.toArray(String[]::new))
+            .addSource(
+                NO_RESET, REROUTED_SOURCE, timestamps, bytesIn, bytesIn, config.rerouteTopic())
+            .addProcessor(
+                PROCESSOR,
+                () -> new RequestProcessor(config, targetTopics, metrics, quarantine, limits),
+                REQUESTS_SOURCE,
+                REROUTED_SOURCE)
+            .addStateStore(
+                new ScheduleStoreBuilder(
+                    StoreFormat.SCHEDULES_STORE,
+                    config.changelogDeleteRetentionMs(),
+                    config.storeFormat()),
+                PROCESSOR)
+            .addStateStore(FireSlots.storeBuilder(), PROCESSOR);
+    // Without tenants, the sinks are what they were before tenants: every key is a plain id, which
+    // the producer's own partitioner puts where ScheduleMove.owner says.
+    if (config.tenants().isEmpty()) {
+      topology.addSink(Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, PROCESSOR);
+    } else {
+      topology
+          .addSink(
+              Sinks.REROUTE, config.rerouteTopic(), bytesOut, bytesOut, reroutePartition, PROCESSOR)
+          .addSink(Sinks.TENANT_DLQ, tenantDeadLetterTopic, bytesOut, bytesOut, PROCESSOR);
+    }
+    return topology
+        .addSink(Sinks.DLQ, config.dlqTopic(), bytesOut, bytesOut, PROCESSOR)
         .addSink(Sinks.FIRE, targetTopic, firedKey, bytesOut, PROCESSOR)
         .addSink(
             Sinks.FIRE_PARTITIONED, targetTopic, firedKey, bytesOut, targetPartition, PROCESSOR);

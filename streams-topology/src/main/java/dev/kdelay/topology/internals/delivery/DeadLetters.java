@@ -71,7 +71,7 @@ public final class DeadLetters {
       // a smallest form. Keyed by what it is about, two dead letters never compact each other.
       fitted = fitted.withKey(OutputRecords.utf8(cause));
     }
-    context.forward(fitted, Sinks.DLQ);
+    context.forward(fitted, dlqTopic.equals(config.dlqTopic()) ? Sinks.DLQ : Sinks.TENANT_DLQ);
   }
 
   /** The dead-letter topic of a record with these headers. */

@@ -9,6 +9,9 @@ public final class Sinks {
   /** Dead letters. */
   public static final String DLQ = "dead-letter-sink";
 
+  /** A tenant's dead letters, to its own topic: only in a deployment with tenants. */
+  public static final String TENANT_DLQ = "tenant-dead-letter-sink";
+
   /** Fired records whose target names no partition: the target topic's partitioner decides. */
   public static final String FIRE = "fire-sink";
 
