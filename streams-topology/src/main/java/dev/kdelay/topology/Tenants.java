@@ -110,7 +110,8 @@ public final class Tenants {
       String allow =
           setting
               .apply(KEY_PREFIX + name + TARGET_TOPIC_ALLOW_SUFFIX)
-              .orElse(Pattern.quote(name + ".") + ".*");
+              // a tenant's name is letters and digits: nothing in it to escape
+              .orElse(name + "\\..*");
       Pattern pattern;
       try {
         pattern = Pattern.compile(allow);

@@ -1,8 +1,10 @@
 package dev.kdelay.service.cli;
 
 import dev.kdelay.client.FiredTask;
+import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.DelayServiceException;
 import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.List;
@@ -21,6 +23,7 @@ import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
 import org.apache.kafka.common.errors.TopicExistsException;
 import org.apache.kafka.common.errors.WakeupException;
+import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.StringDeserializer;
 
 /**
@@ -96,9 +99,13 @@ public record WatchCommand(String topic, boolean fromBeginning) {
     }
     FiredTask task = FiredTask.from(record);
     long latenessMs = Duration.between(task.dueAt(), receivedAt).toMillis();
+    Header tenant = record.headers().lastHeader(DelayHeaders.TENANT);
     return String.format(
-        "fired %s id=%s idempotency-key=%s key=%s due=%s fired=%s lateness=%d ms value=%s",
+        "fired %s %sid=%s idempotency-key=%s key=%s due=%s fired=%s lateness=%d ms value=%s",
         where,
+        tenant == null || tenant.value() == null
+            ? ""
+            : "tenant=" + new String(tenant.value(), StandardCharsets.UTF_8) + " ",
         task.id(),
         task.idempotencyKey(),
         record.key(),

@@ -35,6 +35,21 @@ class WatchCommandTest {
   }
 
   @Test
+  void shouldNameTheTenantWhenATenantsTaskFired() {
+    RecordHeaders headers = new RecordHeaders();
+    headers.add(DelayHeaders.ID, bytes("job-3"));
+    headers.add(DelayHeaders.TENANT, bytes("orders"));
+    headers.add(DelayHeaders.IDEMPOTENCY_KEY, bytes("job-3@1893488400000"));
+    headers.add(DelayHeaders.DUE_AT, bytes("1893488400000"));
+    headers.add(DelayHeaders.FIRED_AT, bytes("1893488400004"));
+
+    String line =
+        WatchCommand.describe(record("job-3", "{}", headers), Instant.ofEpochMilli(1893488400012L));
+
+    assertThat(line).startsWith("fired timeouts-2@17 tenant=orders id=job-3 idempotency-key=");
+  }
+
+  @Test
   void shouldSayItWasNotFiredWhenTheRecordHasNoKdelayHeaders() {
     String line = WatchCommand.describe(record("k", "plain", new RecordHeaders()), Instant.now());
 
