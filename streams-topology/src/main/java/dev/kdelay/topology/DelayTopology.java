@@ -1,22 +1,20 @@
 package dev.kdelay.topology;
 
-import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.topology.internals.RequestProcessor;
 import dev.kdelay.topology.internals.RequestTimestamps;
+import dev.kdelay.topology.internals.delivery.Causes;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.FiredKey;
 import dev.kdelay.topology.internals.delivery.Sinks;
 import dev.kdelay.topology.internals.limits.FireSlots;
 import dev.kdelay.topology.internals.store.ScheduleStoreBuilder;
 import dev.kdelay.topology.internals.store.StoreFormat;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
 import java.util.function.Supplier;
-import org.apache.kafka.common.header.Header;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -178,13 +176,7 @@ public final class DelayTopology {
 
     // A tenant's dead letters go to its own topic: delay-tenant names it, which kdelay alone sets.
     TopicNameExtractor<byte[], byte[]> tenantDeadLetterTopic =
-        (key, value, context) -> {
-          Header tenant = context.headers().lastHeader(DelayHeaders.TENANT);
-          return config.dlqTopic(
-              tenant == null || tenant.value() == null
-                  ? ""
-                  : new String(tenant.value(), StandardCharsets.UTF_8));
-        };
+        (key, value, context) -> config.dlqTopic(Causes.tenant(context.headers()));
     // A rerouted request goes to the partition its id hashes to: a tenant's id as the tenant sent
     // it, the partition its producer chose (what the default partitioner would do with its key).
     StreamPartitioner<byte[], byte[]> reroutePartition =

@@ -67,12 +67,14 @@ public final class Tenants {
 
   private final Map<String, Tenant> byName = new LinkedHashMap<>();
   private final Map<String, Tenant> byRequestsTopic = new LinkedHashMap<>();
+  private final List<String> dlqTopics;
 
   private Tenants(List<Tenant> tenants) {
     for (Tenant tenant : tenants) {
       byName.put(tenant.name(), tenant);
       byRequestsTopic.put(tenant.requestsTopic(), tenant);
     }
+    this.dlqTopics = tenants.stream().map(Tenant::dlqTopic).toList();
   }
 
   /**
@@ -188,7 +190,7 @@ public final class Tenants {
 
   /** The tenants' dead-letter topics. */
   public List<String> dlqTopics() {
-    return all().stream().map(Tenant::dlqTopic).toList();
+    return dlqTopics;
   }
 
   @Override

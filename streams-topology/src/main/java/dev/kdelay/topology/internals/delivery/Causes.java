@@ -29,8 +29,16 @@ public final class Causes {
 
   /** What a record is about, after its tenant's name if it has one. */
   private static String about(Headers headers, String what) {
-    String tenant = text(headers.lastHeader(DelayHeaders.TENANT));
+    String tenant = tenant(headers);
     return tenant.isEmpty() ? what : tenant + "/" + what;
+  }
+
+  /**
+   * The tenant a record kdelay wrote is of ({@code delay-tenant}, which only kdelay sets), empty if
+   * none: what its dead-letter topic and the target policy go by.
+   */
+  public static String tenant(Headers headers) {
+    return text(headers.lastHeader(DelayHeaders.TENANT));
   }
 
   /**

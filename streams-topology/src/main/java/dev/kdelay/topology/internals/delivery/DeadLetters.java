@@ -1,12 +1,10 @@
 package dev.kdelay.topology.internals.delivery;
 
-import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
 import java.util.Optional;
-import org.apache.kafka.common.header.Headers;
 import org.apache.kafka.streams.processor.api.ProcessorContext;
 import org.apache.kafka.streams.processor.api.Record;
 import org.slf4j.Logger;
@@ -48,7 +46,7 @@ public final class DeadLetters {
    * which only kdelay sets), else the shared one.
    */
   public void write(Record<byte[], byte[]> deadLetter) {
-    String dlqTopic = dlqTopic(deadLetter.headers());
+    String dlqTopic = config.dlqTopic(Causes.tenant(deadLetter.headers()));
     String cause = Causes.deadLetter(deadLetter.headers());
     Optional<DeliveryQuarantine.Refusal> refused = quarantine.refusal(cause);
     TargetTopic topic = topics.cached(dlqTopic);
@@ -72,10 +70,5 @@ public final class DeadLetters {
       fitted = fitted.withKey(OutputRecords.utf8(cause));
     }
     context.forward(fitted, dlqTopic.equals(config.dlqTopic()) ? Sinks.DLQ : Sinks.TENANT_DLQ);
-  }
-
-  /** The dead-letter topic of a record with these headers. */
-  public String dlqTopic(Headers headers) {
-    return config.dlqTopic(Causes.text(headers.lastHeader(DelayHeaders.TENANT)));
   }
 }

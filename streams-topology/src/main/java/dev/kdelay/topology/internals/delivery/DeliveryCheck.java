@@ -1,6 +1,5 @@
 package dev.kdelay.topology.internals.delivery;
 
-import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.Schedule;
@@ -96,8 +95,9 @@ public final class DeliveryCheck {
    * delay.target.topic.allow}) must not write where the policy now refuses.
    */
   Optional<Rejection> atFire(Record<FiredKey, byte[]> fired, long nowMs) {
+    // Without tenants no fire names one: the header is not looked for.
     Optional<Rejection> refused =
-        byPolicy(Causes.text(fired.headers().lastHeader(DelayHeaders.TENANT)), fired.key().topic());
+        byPolicy(policy.hasTenants() ? Causes.tenant(fired.headers()) : "", fired.key().topic());
     if (refused.isPresent()) {
       return Optional.of(
           new Rejection(

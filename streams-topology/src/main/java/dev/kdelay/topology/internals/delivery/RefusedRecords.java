@@ -72,8 +72,7 @@ public final class RefusedRecords {
       // two dead letters never compact each other.
       key = OutputRecords.utf8(Causes.deadLetter(deadLetter.headers()));
     }
-    String topic =
-        config.dlqTopic(Causes.text(deadLetter.headers().lastHeader(DelayHeaders.TENANT)));
+    String topic = config.dlqTopic(Causes.tenant(deadLetter.headers()));
     return Optional.of(
         new ProducerRecord<>(topic, null, nowMs, key, deadLetter.value(), deadLetter.headers()));
   }

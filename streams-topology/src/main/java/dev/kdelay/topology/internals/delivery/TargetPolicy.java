@@ -97,6 +97,11 @@ public final class TargetPolicy {
                 + ")");
   }
 
+  /** Whether the deployment has tenants, whose tasks have allowlists of their own. */
+  public boolean hasTenants() {
+    return !tenants.isEmpty();
+  }
+
   /** Why a topic may not be targeted, or empty if it may. */
   public Optional<String> refusal(String topic) {
     if (topic.startsWith("__")) {
