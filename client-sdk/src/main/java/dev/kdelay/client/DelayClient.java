@@ -122,6 +122,20 @@ public final class DelayClient implements AutoCloseable {
   }
 
   /**
+   * A client that writes to another request topic with this client's producer: a tenant's, {@code
+   * <requests topic>.<tenant>}, say. Closing it leaves the producer open; closing this client
+   * closes it, if this client created it.
+   *
+   * @param requestsTopic the other request topic
+   * @return the client
+   * @throws IllegalArgumentException if {@code requestsTopic} is not a legal topic name
+   */
+  public DelayClient onTopic(String requestsTopic) {
+    TopicNames.requireLegal(requestsTopic, "requestsTopic");
+    return new DelayClient(producer, requestsTopic, false);
+  }
+
+  /**
    * The topic this client writes requests to.
    *
    * @return the request topic

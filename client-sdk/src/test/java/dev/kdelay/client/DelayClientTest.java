@@ -46,6 +46,22 @@ class DelayClientTest {
   }
 
   @Test
+  void shouldWriteToATenantsTopicWithTheSameProducerAndLeaveItOpenWhenClosed() {
+    DelayClient tenants = client.onTopic(REQUESTS + ".orders");
+
+    tenants.cancel("order-42");
+    tenants.close();
+    client.cancel("order-43");
+
+    assertThat(producer.history())
+        .extracting(ProducerRecord::topic)
+        .containsExactly(REQUESTS + ".orders", REQUESTS);
+    assertThat(producer.closed()).isFalse();
+    assertThatThrownBy(() -> client.onTopic("not a topic"))
+        .isInstanceOf(IllegalArgumentException.class);
+  }
+
+  @Test
   void shouldWriteDelayAsMillisWhenScheduledAfter() {
     client.scheduleAfter("order-42", "orders", Duration.ofMinutes(15), bytes("timeout"));
 
