@@ -524,6 +524,7 @@ public final class DelayService implements AutoCloseable {
             .health(health)
             .queries(queries)
             .requests(requestClient)
+            .tenants(ready.tenants(), requestClient::onTopic)
             .limits(
                 new ScheduleBody.ServiceLimits(
                     ready.maxIdBytes(), ready.maxPayloadBytes(), ready.horizonMs()))
@@ -539,7 +540,6 @@ public final class DelayService implements AutoCloseable {
                         ready.dlqTopic(),
                         HTTP_CALL_TIMEOUT,
                         Clock.systemUTC()),
-                    requestClient,
                     targets,
                     HTTP_CALL_TIMEOUT))
             .console(console(ready, self))

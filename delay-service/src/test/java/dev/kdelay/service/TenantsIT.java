@@ -67,11 +67,23 @@ class TenantsIT {
   private static final Map<String, String> USERS =
       Map.of("teama", "teama-secret", "teamb", "teamb-secret");
 
+  /** The admin API's tokens: one for each tenant, one for the operator, one for peers. */
+  private static final String TEAMA_TOKEN = "teama-write-token-for-tenants-it";
+
+  private static final String TEAMB_TOKEN = "teamb-read-token-for-tenants-it";
+  private static final String OPERATOR_TOKEN = "operator-write-token-for-tenants-it";
+  private static final String PEER_TOKEN = "peer-token-for-the-tenants-it";
+
+  /** teama's schedules due much later, which the admin API lists. */
+  private static final List<String> TEAMA_PENDING =
+      List.of("later", "later-1", "later-2", "later-3", "later-4", "later-5");
+
   private static KraftTestKitCluster kafka;
 
   @TempDir Path dir;
 
   private int httpPort;
+  private Path tokens;
 
   private static int freePort() throws IOException {
     try (ServerSocket socket = new ServerSocket(0)) {
@@ -132,9 +144,12 @@ class TenantsIT {
         send(teamb, REQUESTS + ".teamb", "order-9", "b9", "teamb.orders", 1_000);
         cancel(teamb, REQUESTS + ".teamb", "order-1");
         cancel(teama, REQUESTS + ".teama", "order-9");
-        // and teama aims at teamb's topic, and schedules one for much later
+        // and teama aims at teamb's topic, and schedules some for much later, as teamb does one
         send(teama, REQUESTS + ".teama", "stray", "a-stray", "teamb.orders", 0);
-        send(teama, REQUESTS + ".teama", "later", "a-later", "teama.orders", 3_600_000);
+        for (String id : TEAMA_PENDING) {
+          send(teama, REQUESTS + ".teama", id, "a-" + id, "teama.orders", 3_600_000);
+        }
+        send(teamb, REQUESTS + ".teamb", "later", "b-later", "teamb.orders", 3_600_000);
       }
 
       // then: each reads its own schedule that the other's cancel could not reach, as it sent it
@@ -157,7 +172,7 @@ class TenantsIT {
       assertThat(later.path("status").asText()).as(later.toString()).isEqualTo("pending");
       assertThat(later.path("tenant").asText()).isEqualTo("teama");
       assertThat(later.path("tenantId").asText()).isEqualTo("later");
-      assertThat(view("later").path("status").asText()).isEqualTo("unknown");
+      assertThat(view("stray").path("status").asText()).isEqualTo("unknown");
       // and teamb, with its own credentials, lists its dead letters and schedules with the CLI
       ByteArrayOutputStream out = new ByteArrayOutputStream();
       assertThat(cli(out, "teamb", "dlq", "list", "--tenant", "teamb"))
@@ -188,11 +203,95 @@ class TenantsIT {
           .as(out.toString(StandardCharsets.UTF_8))
           .isEqualTo(0);
       assertThat(out.toString(StandardCharsets.UTF_8)).contains("stray", "TARGET_NOT_ALLOWED");
+      // and through the admin API, each tenant's token sees and changes its own only
+      theAdminApiShowsEachTenantItsOwn(httpPort);
+      // also from a second instance, which holds half the partitions: listings merge the tenant's
+      // share from the other, a view of an id the other holds is forwarded with the tenant
+      int secondPort = freePort();
+      try (DelayService second =
+          new DelayService(ConfigSources.load(Optional.empty(), environment(secondPort, "b")))) {
+        second.start(Optional.of(START_TIMEOUT));
+        // once each instance holds a partition, teama's ids are held by both
+        java.util.Set<String> holders = new java.util.TreeSet<>();
+        long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+        while (holders.size() < 2 && System.nanoTime() < deadline) {
+          holders.clear();
+          for (String id : TEAMA_PENDING.subList(1, TEAMA_PENDING.size())) {
+            holders.add(
+                await(httpPort, TEAMA_TOKEN, "/schedules/" + id, 200).path("instance").asText());
+          }
+        }
+        assertThat(holders)
+            .as("the instances holding teama's ids")
+            .containsExactlyInAnyOrder("127.0.0.1:" + httpPort, "127.0.0.1:" + secondPort);
+        for (int port : List.of(httpPort, secondPort)) {
+          JsonNode teamas = await(port, TEAMA_TOKEN, "/schedules", 200, "later-5");
+          assertThat(listed(teamas))
+              .as("teama's listing from port %d", port)
+              .containsExactlyInAnyOrderElementsOf(
+                  TEAMA_PENDING.stream()
+                      .filter(id -> !id.equals("later"))
+                      .map(id -> "teama/" + id)
+                      .toList());
+          for (String id : TEAMA_PENDING.subList(1, TEAMA_PENDING.size())) {
+            JsonNode view = await(port, TEAMA_TOKEN, "/schedules/" + id, 200);
+            assertThat(view.path("tenant").asText()).isEqualTo("teama");
+            assertThat(view.path("payload").path("text").asText()).isEqualTo("a-" + id);
+          }
+          assertThat(http(port, TEAMA_TOKEN, "GET", "/schedules/later-1?tenant=teamb").statusCode())
+              .isEqualTo(403);
+          assertThat(listed(await(port, TEAMB_TOKEN, "/schedules", 200, "later")))
+              .containsExactly("teamb/later");
+        }
+      }
       // and neither can read the other's fires or dead letters
       assertRefused(() -> read("teama", "teamb.orders", 1));
       assertRefused(() -> read("teama", DLQ + ".teamb", 1));
       assertRefused(() -> read("teamb", DLQ + ".teama", 1));
     }
+  }
+
+  /**
+   * What each tenant's token sees and changes through the admin API: its own schedules and dead
+   * letters, as it sent them, and nothing of the other's or of the whole deployment.
+   */
+  private static void theAdminApiShowsEachTenantItsOwn(int port) throws Exception {
+    // teama's listing: its own pending schedules, none of teamb's "later"
+    JsonNode teamas = await(port, TEAMA_TOKEN, "/schedules", 200, "later-5");
+    assertThat(listed(teamas))
+        .containsExactlyInAnyOrderElementsOf(
+            TEAMA_PENDING.stream().map(id -> "teama/" + id).toList());
+    // the same id is each tenant's own
+    JsonNode teamasLater = await(port, TEAMA_TOKEN, "/schedules/later", 200);
+    assertThat(teamasLater.path("payload").path("text").asText()).isEqualTo("a-later");
+    JsonNode teambsLater = await(port, TEAMB_TOKEN, "/schedules/later", 200);
+    assertThat(teambsLater.path("payload").path("text").asText()).isEqualTo("b-later");
+    assertThat(listed(await(port, TEAMB_TOKEN, "/schedules", 200, "later")))
+        .containsExactly("teamb/later");
+    // naming the other tenant, or asking for the whole deployment's figures, is refused
+    assertThat(http(port, TEAMA_TOKEN, "GET", "/schedules/later?tenant=teamb").statusCode())
+        .isEqualTo(403);
+    assertThat(http(port, TEAMA_TOKEN, "GET", "/schedules?tenant=teamb").statusCode())
+        .isEqualTo(403);
+    assertThat(http(port, TEAMA_TOKEN, "GET", "/overview").statusCode()).isEqualTo(403);
+    // dead letters: each its own topic; teamb sees nothing of teama's stray
+    JsonNode teamaDead = await(port, TEAMA_TOKEN, "/dead-letters", 200, "stray");
+    assertThat(teamaDead.path("topic").asText()).isEqualTo(DLQ + ".teama");
+    JsonNode teambDead = await(port, TEAMB_TOKEN, "/dead-letters", 200);
+    assertThat(teambDead.path("topic").asText()).isEqualTo(DLQ + ".teamb");
+    assertThat(teambDead.toString()).doesNotContain("stray");
+    // teamb's read token changes nothing; teama's cancel reaches teama's "later" only
+    assertThat(http(port, TEAMB_TOKEN, "DELETE", "/schedules/later").statusCode()).isEqualTo(403);
+    HttpResponse<String> cancel = http(port, TEAMA_TOKEN, "DELETE", "/schedules/later");
+    assertThat(cancel.statusCode()).as(cancel.body()).isEqualTo(202);
+    assertThat(cancel.body()).contains("\"requestsTopic\":\"" + REQUESTS + ".teama\"");
+    await(port, TEAMA_TOKEN, "/schedules/later", 200, "\"cancelled\"");
+    await(port, TEAMB_TOKEN, "/schedules/later", 200, "b-later");
+    // and the operator's token sees every tenant's, and one tenant's when it names it
+    assertThat(listed(await(port, OPERATOR_TOKEN, "/schedules", 200, "teamb")))
+        .contains("teama/later-1", "teamb/later");
+    assertThat(listed(await(port, OPERATOR_TOKEN, "/schedules?tenant=teamb", 200)))
+        .containsExactly("teamb/later");
   }
 
   /** Runs the CLI as {@code user}, printing to {@code out}; its exit code. */
@@ -209,26 +308,81 @@ class TenantsIT {
     return new Main(environment, print, print).execute(List.of(args));
   }
 
-  /** {@code GET /schedules/{id}} of the running instance, the id percent-encoded. */
+  /**
+   * {@code GET /schedules/{id}} of the running instance, the operator's, the id percent-encoded.
+   */
   private JsonNode view(String encodedId) throws Exception {
     HttpResponse<String> response =
-        HttpClient.newHttpClient()
-            .send(
-                HttpRequest.newBuilder(
-                        URI.create("http://127.0.0.1:" + httpPort + "/schedules/" + encodedId))
-                    .timeout(Duration.ofSeconds(20))
-                    .build(),
-                HttpResponse.BodyHandlers.ofString());
+        http(httpPort, OPERATOR_TOKEN, "GET", "/schedules/" + encodedId);
     assertThat(response.body())
         .as("GET /schedules/%s answered %d", encodedId, response.statusCode())
         .startsWith("{");
     return new ObjectMapper().readTree(response.body());
   }
 
+  /** An admin API request to the instance on {@code port}, with a token. */
+  private static HttpResponse<String> http(int port, String token, String method, String path)
+      throws Exception {
+    return HttpClient.newHttpClient()
+        .send(
+            HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .method(method, HttpRequest.BodyPublishers.noBody())
+                .header("Authorization", "Bearer " + token)
+                .timeout(Duration.ofSeconds(20))
+                .build(),
+            HttpResponse.BodyHandlers.ofString());
+  }
+
+  /**
+   * The answer to an admin API request once it is {@code status}, asked again while the instances
+   * rebalance (503) or until a change has been applied.
+   */
+  private static JsonNode await(int port, String token, String path, int status, String... holds)
+      throws Exception {
+    long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+    HttpResponse<String> response;
+    do {
+      response = http(port, token, "GET", path);
+      if (response.statusCode() == status
+          && List.of(holds).stream().allMatch(response.body()::contains)) {
+        return new ObjectMapper().readTree(response.body());
+      }
+      Thread.sleep(200); // polling an answer that changes when the instances have settled
+    } while (System.nanoTime() < deadline);
+    throw new AssertionError(
+        "GET " + path + " answered " + response.statusCode() + ": " + response.body());
+  }
+
+  /** The ids of a page of {@code GET /schedules}, each as {@code tenant/id}. */
+  private static List<String> listed(JsonNode page) {
+    List<String> ids = new ArrayList<>();
+    for (JsonNode task : page.path("tasks")) {
+      ids.add(task.path("tenant").asText("-") + "/" + task.path("tenantId").asText());
+    }
+    return ids;
+  }
+
   private Map<String, String> environment() throws IOException {
     httpPort = freePort();
+    return environment(httpPort, "state");
+  }
+
+  private Map<String, String> environment(int port, String state) throws IOException {
+    if (tokens == null) {
+      tokens =
+          java.nio.file.Files.writeString(
+              dir.resolve("tokens"),
+              String.join(
+                  "\n",
+                  "write " + TEAMA_TOKEN + " teama-api tenant=teama",
+                  "read " + TEAMB_TOKEN + " teamb-api tenant=teamb",
+                  "write " + OPERATOR_TOKEN + " operator",
+                  "peer " + PEER_TOKEN,
+                  ""));
+    }
     Map<String, String> environment = new HashMap<>();
-    environment.put("DELAY_HTTP_PORT", Integer.toString(httpPort));
+    environment.put("DELAY_HTTP_PORT", Integer.toString(port));
+    environment.put("DELAY_HTTP_AUTH_TOKENS_FILE", tokens.toString());
     environment.put("DELAY_HTTP_ADVERTISED_HOST", "127.0.0.1");
     environment.put("DELAY_BOOTSTRAP_SERVERS", kafka.bootstrapServers());
     environment.put("DELAY_KAFKA_SECURITY_PROTOCOL", "SASL_PLAINTEXT");
@@ -238,7 +392,7 @@ class TenantsIT {
         KraftTestKitCluster.plainJaasConfig(
             KraftTestKitCluster.SASL_USER, KraftTestKitCluster.SASL_PASSWORD));
     environment.put("DELAY_APPLICATION_ID", "kdelay-tenants");
-    environment.put("DELAY_STATE_DIR", dir.resolve("state").toString());
+    environment.put("DELAY_STATE_DIR", dir.resolve(state).toString());
     environment.put("DELAY_REQUESTS_TOPIC", REQUESTS);
     environment.put("DELAY_DLQ_TOPIC", DLQ);
     environment.put("DELAY_TOPIC_PARTITIONS", "2");

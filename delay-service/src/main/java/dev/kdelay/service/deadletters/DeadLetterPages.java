@@ -132,6 +132,11 @@ public final class DeadLetterPages {
     return topic;
   }
 
+  /** Pages of another dead-letter topic (a tenant's), read the same way. */
+  public DeadLetterPages onTopic(String other) {
+    return new DeadLetterPages(consumers, other, timeout, clock);
+  }
+
   /**
    * One page.
    *

@@ -1,5 +1,6 @@
 package dev.kdelay.service.http;
 
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.config.ServiceConfig;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,6 +12,8 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.Set;
+import java.util.TreeSet;
 import java.util.regex.Pattern;
 import org.apache.kafka.common.config.ConfigException;
 
@@ -18,14 +21,17 @@ import org.apache.kafka.common.config.ConfigException;
  * The bearer tokens the HTTP API accepts, read from {@code delay.http.auth.tokens.file}:
  *
  * <pre>
- * # ROLE TOKEN [NAME], one per line; the token as is, or sha256:&lt;hex&gt; of it
+ * # ROLE TOKEN [NAME] [tenant=TENANT], one per line; the token as is, or sha256:&lt;hex&gt; of it
  * read  sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08 dashboards
- * write 6f1c9e2ad3f04b1e8a7c5d2b9e0f1a3c orders-team
+ * write 6f1c9e2ad3f04b1e8a7c5d2b9e0f1a3c orders-team tenant=orders
  * peer  0b7d44f1c2e9a6b3d8f05c1e7a2b4d69
  * </pre>
  *
  * <p>The name, if given, is what the log calls the token ({@link #nameOf}); without one, the first
- * digits of its digest.
+ * digits of its digest. A token with a tenant acts for that tenant only ({@link #tenantOf}): it
+ * sees and changes that tenant's schedules and dead letters, nothing of the deployment's; a token
+ * without one acts for the whole deployment. A peer token has no tenant: instances forward with it
+ * on any caller's behalf, the tenant named in the forwarded request.
  *
  * <p>Only SHA-256 digests are kept in memory, and a presented token is compared with every digest
  * in constant time ({@link MessageDigest#isEqual}), so that neither the answer's timing nor a heap
@@ -64,7 +70,10 @@ final class AccessTokens {
   /** What a token's name may be: it goes into log lines as it is. */
   private static final Pattern NAME = Pattern.compile("[A-Za-z0-9][A-Za-z0-9._-]{0,63}");
 
-  private record Entry(Role role, byte[] digest, Optional<String> name) {}
+  /** What names a token's tenant on its line. */
+  private static final String TENANT_FIELD = "tenant=";
+
+  private record Entry(Role role, byte[] digest, Optional<String> name, Optional<String> tenant) {}
 
   /** No tokens: nothing is checked. */
   static final AccessTokens NONE = new AccessTokens(List.of(), Optional.empty());
@@ -106,18 +115,37 @@ final class AccessTokens {
       if (line.isEmpty() || line.startsWith("#")) {
         continue;
       }
-      String[] fields = line.split("\\s+");
-      Optional<Role> role = role(fields[0]);
-      if (fields.length < 2 || fields.length > 3 || role.isEmpty()) {
+      List<String> fields = new ArrayList<>(List.of(line.split("\\s+")));
+      Optional<String> tenant = Optional.empty();
+      if (fields.size() > 2 && fields.get(fields.size() - 1).startsWith(TENANT_FIELD)) {
+        tenant = Optional.of(fields.remove(fields.size() - 1).substring(TENANT_FIELD.length()));
+      }
+      Optional<Role> role = role(fields.get(0));
+      if (fields.size() < 2 || fields.size() > 3 || role.isEmpty()) {
         // The line may hold a token: say where it is, never what it says.
         throw new ConfigException(
             ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
             source,
             "line "
                 + (i + 1)
-                + " is not 'ROLE TOKEN' or 'ROLE TOKEN NAME' with ROLE one of read, write, peer");
+                + " is not 'ROLE TOKEN [NAME] [tenant=TENANT]' with ROLE one of read, write, peer");
       }
-      Optional<String> name = fields.length == 3 ? Optional.of(fields[2]) : Optional.empty();
+      if (tenant.isPresent() && !TenantIds.NAME.matcher(tenant.get()).matches()) {
+        throw new ConfigException(
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            source,
+            "line " + (i + 1) + " names a tenant that is not 1 to 32 lowercase letters and digits");
+      }
+      if (tenant.isPresent() && role.get() == Role.PEER) {
+        throw new ConfigException(
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            source,
+            "line "
+                + (i + 1)
+                + " gives a peer token a tenant; instances forward with it on every tenant's"
+                + " behalf, so it has none");
+      }
+      Optional<String> name = fields.size() == 3 ? Optional.of(fields.get(2)) : Optional.empty();
       if (name.isPresent() && !NAME.matcher(name.get()).matches()) {
         throw new ConfigException(
             ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
@@ -127,7 +155,7 @@ final class AccessTokens {
                 + " has a name that is not 1 to 64 letters, digits, '.', '_' or '-' (starting with"
                 + " a letter or digit)");
       }
-      String token = fields[1];
+      String token = fields.get(1);
       boolean hashed = token.regionMatches(true, 0, SHA256_PREFIX, 0, SHA256_PREFIX.length());
       if (!hashed && token.length() < MIN_TOKEN_CHARS) {
         throw new ConfigException(
@@ -148,17 +176,19 @@ final class AccessTokens {
               source,
               "line " + (i + 1) + " gives a name another line gives; give each token its own");
         }
-        if (earlier.role() != role.get() && MessageDigest.isEqual(earlier.digest(), digest)) {
-          // One token, two roles: which one a caller has would depend on the order of the lines.
+        if ((earlier.role() != role.get() || !earlier.tenant().equals(tenant))
+            && MessageDigest.isEqual(earlier.digest(), digest)) {
+          // One token, two roles or tenants: which a caller has would depend on the lines' order.
           throw new ConfigException(
               ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
               source,
               "line "
                   + (i + 1)
-                  + " lists a token already listed under another role; give each role its own token");
+                  + " lists a token already listed under another role or tenant; give each its"
+                  + " own token");
         }
       }
-      entries.add(new Entry(role.get(), digest, name));
+      entries.add(new Entry(role.get(), digest, name, tenant));
       if (!hashed && role.get() == Role.PEER && peer == null) {
         peer = token;
       }
@@ -257,6 +287,29 @@ final class AccessTokens {
       return "unlisted";
     }
     return name.orElse(SHA256_PREFIX + HexFormat.of().formatHex(digest, 0, 4));
+  }
+
+  /**
+   * The tenant a presented token acts for, if it is listed with one; empty for a token of the whole
+   * deployment, or one not listed. A token is listed with one tenant at most ({@link #parse}).
+   */
+  Optional<String> tenantOf(String token) {
+    byte[] digest = sha256(token);
+    Optional<String> tenant = Optional.empty();
+    // Every entry is compared, as in roleOf.
+    for (Entry entry : entries) {
+      if (MessageDigest.isEqual(entry.digest(), digest) && entry.tenant().isPresent()) {
+        tenant = entry.tenant();
+      }
+    }
+    return tenant;
+  }
+
+  /** The tenants the tokens name, each once: every one must be a tenant of the deployment. */
+  Set<String> tenants() {
+    Set<String> tenants = new TreeSet<>();
+    entries.forEach(entry -> entry.tenant().ifPresent(tenants::add));
+    return tenants;
   }
 
   /** The token this instance sends when it forwards a read: the first peer token. */

@@ -6,9 +6,9 @@ import static java.util.Objects.requireNonNull;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.DelayedMessage;
 import dev.kdelay.schemas.Action;
-import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.ServiceMetrics;
 import dev.kdelay.service.http.Route.Reach;
+import dev.kdelay.topology.Tenants;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
 import java.time.Duration;
@@ -47,6 +47,10 @@ import org.apache.kafka.clients.producer.RecordMetadata;
  * GET    /dead-letters, /dead-letters/{partition}/{offset}, POST .../replay: see {@link
  *        DeadLetterRoutes}
  * </pre>
+ *
+ * <p>With tenants, the schedule and dead-letter routes act on one tenant's schedules, or the shared
+ * namespace's: the one the caller's token acts for, or the one {@code ?tenant=} names ({@link
+ * Namespaces}).
  *
  * <p>Changes are never applied here: they are written to the request topic with the client SDK,
  * like any client's, and answered 202 once Kafka has acknowledged them. The log stays the one
@@ -87,7 +91,7 @@ public final class AdminApi implements HttpEndpoint.Api {
   private final ServiceMetrics metrics;
   private final Health health;
   private final ScheduleQueries queries;
-  private final DelayClient requests;
+  private final Namespaces namespaces;
   private final ScheduleBody.ServiceLimits limits;
   private final Clock clock;
   private final Duration sendTimeout;
@@ -98,13 +102,13 @@ public final class AdminApi implements HttpEndpoint.Api {
     this.metrics = builder.metrics;
     this.health = builder.health;
     this.queries = builder.queries;
-    this.requests = builder.requests;
+    this.namespaces = new Namespaces(builder.tenants, builder.requests, builder.tenantClients);
     this.limits = builder.limits;
     this.clock = builder.clock;
     this.sendTimeout = builder.sendTimeout;
     this.targets = builder.targets;
     List<Route> routes = new ArrayList<>(serviceRoutes());
-    builder.deadLetters.ifPresent(letters -> routes.addAll(letters.routes()));
+    builder.deadLetters.ifPresent(letters -> routes.addAll(letters.routes(namespaces)));
     builder.console.ifPresent(pages -> routes.addAll(pages.routes()));
     this.routes = List.copyOf(routes);
   }
@@ -196,70 +200,93 @@ public final class AdminApi implements HttpEndpoint.Api {
     return ApiResponse.text(200, ServiceMetrics.CONTENT_TYPE, metrics.scrape());
   }
 
+  /**
+   * A page of pending tasks: a tenant's caller sees its tenant's only; a caller of the whole
+   * deployment every tenant's, or one tenant's with {@code ?tenant=}.
+   */
   private ApiResponse pending(ApiRequest request, List<String> variables) {
-    return queries.pending(PageRequest.from(request.query()), request.forwarded());
+    Optional<Tenants.Tenant> tenant = namespaces.of(request);
+    PageRequest page =
+        PageRequest.from(request.query()).ofTenant(tenant.map(Tenants.Tenant::name).orElse(null));
+    return queries.pending(page, request.forwarded());
   }
 
   private ApiResponse view(ApiRequest request, List<String> variables) {
-    return queries.view(id(request, variables), request.forwarded());
+    Optional<Tenants.Tenant> tenant = namespaces.of(request);
+    return queries.view(Namespaces.kept(tenant, id(variables)), request.forwarded());
   }
 
   private ApiResponse schedule(ApiRequest request, List<String> variables) {
-    DelayedMessage message = ScheduleBody.parse(request.body(), limits, clock.millis());
-    targets.check(message.targetTopic());
-    return sent(message.id(), Action.SCHEDULE, requests::schedule, message);
+    Optional<Tenants.Tenant> tenant = namespaces.of(request);
+    DelayedMessage message = ScheduleBody.parse(request.body(), limitsOf(tenant), clock.millis());
+    targets.check(tenant, message.targetTopic());
+    return sent(tenant, message.id(), Action.SCHEDULE, r -> r.schedule(message));
   }
 
   private ApiResponse cancel(ApiRequest request, List<String> variables) {
-    return sent(id(request, variables), Action.CANCEL, requests::cancel, id(request, variables));
+    String id = id(variables);
+    return sent(namespaces.of(request), id, Action.CANCEL, r -> r.cancel(id));
   }
 
   private ApiResponse pause(ApiRequest request, List<String> variables) {
-    return sent(id(request, variables), Action.PAUSE, requests::pause, id(request, variables));
+    String id = id(variables);
+    return sent(namespaces.of(request), id, Action.PAUSE, r -> r.pause(id));
   }
 
   private ApiResponse resume(ApiRequest request, List<String> variables) {
-    return sent(id(request, variables), Action.RESUME, requests::resume, id(request, variables));
+    String id = id(variables);
+    return sent(namespaces.of(request), id, Action.RESUME, r -> r.resume(id));
   }
 
   private ApiResponse trigger(ApiRequest request, List<String> variables) {
-    return sent(id(request, variables), Action.TRIGGER, requests::trigger, id(request, variables));
+    String id = id(variables);
+    return sent(namespaces.of(request), id, Action.TRIGGER, r -> r.trigger(id));
   }
 
   private ApiResponse reschedule(ApiRequest request, List<String> variables) {
-    String id = id(request, variables);
+    String id = id(variables);
+    Optional<Tenants.Tenant> tenant = namespaces.of(request);
     ScheduleBody.NewTime time = ScheduleBody.parseTime(request.body(), limits, clock.millis());
-    return sent(id, Action.RESCHEDULE, t -> t.send(requests, id), time);
+    return sent(tenant, id, Action.RESCHEDULE, r -> time.send(r, id));
   }
 
-  /**
-   * The id a route names, as kdelay keeps it: with {@code ?tenant=}, that tenant's id ({@link
-   * TenantIds}).
-   */
-  private String id(ApiRequest request, List<String> variables) {
+  /** The limits a namespace's schedules meet: a tenant's payload limit is its own. */
+  private ScheduleBody.ServiceLimits limitsOf(Optional<Tenants.Tenant> tenant) {
+    return tenant
+        .map(
+            t ->
+                new ScheduleBody.ServiceLimits(
+                    limits.maxIdBytes(),
+                    Math.min(limits.maxPayloadBytes(), t.maxPayloadBytes()),
+                    limits.horizonMs()))
+        .orElse(limits);
+  }
+
+  /** The id a route names, as its namespace's caller sent it. */
+  private String id(List<String> variables) {
     String id = variables.get(0);
     int bytes = id.getBytes(StandardCharsets.UTF_8).length;
     if (bytes > limits.maxIdBytes()) {
       throw ApiException.badRequest(
           "BAD_ID", "the id is " + bytes + " UTF-8 bytes; the limit is " + limits.maxIdBytes());
     }
-    Optional<String> tenant = request.param("tenant");
-    if (tenant.isEmpty()) {
-      return id;
-    }
-    if (!TenantIds.NAME.matcher(tenant.get()).matches()) {
-      throw ApiException.badRequest(
-          "BAD_ID", "tenant is a tenant's name: 1 to 32 lowercase letters and digits");
-    }
-    return TenantIds.qualified(tenant.get(), id);
+    return id;
   }
 
-  /** Writes a request with the SDK and answers 202 once Kafka acknowledged it. */
-  private <T> ApiResponse sent(
-      String id, Action action, Function<T, CompletableFuture<RecordMetadata>> send, T argument) {
+  /**
+   * Writes a request with the SDK, to the request topic of the namespace it acts on, and answers
+   * 202 once Kafka acknowledged it.
+   */
+  private ApiResponse sent(
+      Optional<Tenants.Tenant> tenant,
+      String id,
+      Action action,
+      Function<DelayClient, CompletableFuture<RecordMetadata>> send) {
     RecordMetadata written;
     try {
-      written = send.apply(argument).get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      written =
+          send.apply(namespaces.requests(tenant))
+              .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (IllegalArgumentException e) {
       throw ApiException.badRequest("BAD_ID", e.getMessage());
     } catch (ExecutionException e) {
@@ -273,6 +300,7 @@ public final class AdminApi implements HttpEndpoint.Api {
     }
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("id", id);
+    tenant.ifPresent(t -> body.put("tenant", t.name()));
     body.put("action", action.wireName());
     body.put("status", "accepted");
     body.put("requestsTopic", written.topic());
@@ -294,6 +322,8 @@ public final class AdminApi implements HttpEndpoint.Api {
     private Health health;
     private ScheduleQueries queries;
     private DelayClient requests;
+    private Tenants tenants = Tenants.NONE;
+    private Function<String, DelayClient> tenantClients = topic -> null; // asked per tenant
     private ScheduleBody.ServiceLimits limits;
     private Clock clock = Clock.systemUTC();
     private Duration sendTimeout;
@@ -324,6 +354,17 @@ public final class AdminApi implements HttpEndpoint.Api {
     /** The client that writes changes to the request topic. */
     public Builder requests(DelayClient requests) {
       this.requests = requireNonNull(requests, "requests cannot be null");
+      return this;
+    }
+
+    /**
+     * The deployment's tenants, and a client that writes to a tenant's request topic, given the
+     * topic. Without tenants every request acts on the shared namespace, written with {@link
+     * #requests}.
+     */
+    public Builder tenants(Tenants tenants, Function<String, DelayClient> clientOf) {
+      this.tenants = requireNonNull(tenants, "tenants cannot be null");
+      this.tenantClients = requireNonNull(clientOf, "clientOf cannot be null");
       return this;
     }
 

@@ -19,13 +19,16 @@ import java.util.Optional;
  * @param query the decoded query parameters; the last of a repeated name wins
  * @param body the request body, empty if none
  * @param forwarded whether the request carries {@link #FORWARDED_HEADER}
+ * @param tenant the tenant the caller's token acts for ({@link HttpAccess#tenant}); empty for a
+ *     caller of the whole deployment
  */
 record ApiRequest(
     String method,
     List<String> segments,
     Map<String, String> query,
     byte[] body,
-    boolean forwarded) {
+    boolean forwarded,
+    Optional<String> tenant) {
 
   /** Marks a request one instance sends another on a caller's behalf. */
   static final String FORWARDED_HEADER = "Kdelay-Forwarded";
@@ -46,7 +49,27 @@ record ApiRequest(
    */
   static ApiRequest of(
       String method, String rawPath, String rawQuery, byte[] body, boolean forwarded) {
-    return new ApiRequest(method, segments(rawPath), query(rawQuery), body, forwarded);
+    return of(method, rawPath, rawQuery, body, forwarded, Optional.empty());
+  }
+
+  /**
+   * Decodes a request of a caller whose token acts for a tenant, or for the whole deployment.
+   *
+   * @throws ApiException 400 if the path or query is not well percent-encoded
+   */
+  static ApiRequest of(
+      String method,
+      String rawPath,
+      String rawQuery,
+      byte[] body,
+      boolean forwarded,
+      Optional<String> tenant) {
+    return new ApiRequest(method, segments(rawPath), query(rawQuery), body, forwarded, tenant);
+  }
+
+  /** The same request, as a caller whose token acts for this tenant sends it. */
+  ApiRequest asTenant(String tenant) {
+    return new ApiRequest(method, segments, query, body, forwarded, Optional.of(tenant));
   }
 
   Optional<String> param(String name) {

@@ -4,11 +4,11 @@ import static java.util.Objects.requireNonNull;
 
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DeadLetter;
-import dev.kdelay.client.DelayClient;
 import dev.kdelay.client.Replay;
 import dev.kdelay.service.deadletters.DeadLetterPages;
 import dev.kdelay.service.deadletters.DeadLetterPages.Position;
 import dev.kdelay.service.input.TimeArguments;
+import dev.kdelay.topology.Tenants;
 import java.io.IOException;
 import java.time.Duration;
 import java.time.Instant;
@@ -35,6 +35,10 @@ import org.apache.kafka.common.header.Header;
  *
  * <p>A payload is shown as text when it is UTF-8, else as base64: in a listing its first {@value
  * #LISTED_PAYLOAD_BYTES} bytes, for one dead letter its first {@value #SHOWN_PAYLOAD_BYTES}.
+ *
+ * <p>Each route reads the dead-letter topic of the namespace the request acts on ({@link
+ * Namespaces}): a tenant's own, {@code <dead-letter topic>.<tenant>}, for a tenant's token or
+ * {@code ?tenant=}; else the shared one. A replay is written to that namespace's request topic.
  */
 public final class DeadLetterRoutes {
 
@@ -43,36 +47,50 @@ public final class DeadLetterRoutes {
   static final int DEFAULT_LIMIT = 50;
   static final int MAX_LIMIT = 500;
 
-  private final DeadLetterPages pages;
-  private final DelayClient requests;
+  private final DeadLetterPages shared;
   private final TargetTopicCheck targets;
   private final Duration sendTimeout;
 
-  public DeadLetterRoutes(
-      DeadLetterPages pages, DelayClient requests, TargetTopicCheck targets, Duration sendTimeout) {
-    this.pages = requireNonNull(pages, "pages cannot be null");
-    this.requests = requireNonNull(requests, "requests cannot be null");
+  /**
+   * @param shared pages of the shared dead-letter topic
+   * @param targets the check of a replay's corrected target topic
+   * @param sendTimeout how long a replay waits for Kafka's acknowledgement
+   */
+  public DeadLetterRoutes(DeadLetterPages shared, TargetTopicCheck targets, Duration sendTimeout) {
+    this.shared = requireNonNull(shared, "shared cannot be null");
     this.targets = requireNonNull(targets, "targets cannot be null");
     this.sendTimeout = requireNonNull(sendTimeout, "sendTimeout cannot be null");
   }
 
-  /** Its routes, each answered by this instance: dead letters are read from Kafka here. */
-  List<Route> routes() {
+  /**
+   * Its routes, each answered by this instance: dead letters are read from Kafka here.
+   *
+   * @param namespaces whose dead letters a request reads, and where its replays are written
+   */
+  List<Route> routes(Namespaces namespaces) {
     return List.of(
-        Route.of("dead-letters").get(Route.Reach.LOCAL, (r, v) -> list(r)),
-        Route.of("dead-letters", Route.ID, Route.ID).get(Route.Reach.LOCAL, (r, v) -> show(v)),
+        Route.of("dead-letters").get(Route.Reach.LOCAL, (r, v) -> list(r, namespaces.of(r))),
+        Route.of("dead-letters", Route.ID, Route.ID)
+            .get(Route.Reach.LOCAL, (r, v) -> show(v, namespaces.of(r))),
         Route.of("dead-letters", Route.ID, Route.ID, "replay")
-            .post(Route.Reach.LOCAL, this::replay));
+            .post(Route.Reach.LOCAL, (r, v) -> replay(r, v, namespaces)));
+  }
+
+  /** The pages of a namespace's dead-letter topic. */
+  private DeadLetterPages pages(Optional<Tenants.Tenant> tenant) {
+    return tenant.map(t -> shared.onTopic(t.dlqTopic())).orElse(shared);
   }
 
   /** {@code GET /dead-letters}. */
-  ApiResponse list(ApiRequest request) {
+  ApiResponse list(ApiRequest request, Optional<Tenants.Tenant> tenant) {
     for (String name : request.query().keySet()) {
-      if (!List.of("code", "id", "after", "limit").contains(name)) {
+      if (!List.of("code", "id", "after", "limit", "tenant").contains(name)) {
         throw ApiException.badRequest(
-            "BAD_REQUEST", "unknown parameter '" + name + "'; expected code, id, after, limit");
+            "BAD_REQUEST",
+            "unknown parameter '" + name + "'; expected code, id, after, limit, tenant");
       }
     }
+    DeadLetterPages pages = pages(tenant);
     Optional<Position> after =
         request
             .param("after")
@@ -102,17 +120,25 @@ public final class DeadLetterRoutes {
   }
 
   /** {@code GET /dead-letters/{partition}/{offset}}. */
-  ApiResponse show(List<String> variables) {
-    return ApiResponse.json(200, json(find(variables), SHOWN_PAYLOAD_BYTES));
+  ApiResponse show(List<String> variables, Optional<Tenants.Tenant> tenant) {
+    return ApiResponse.json(200, json(find(variables, pages(tenant)), SHOWN_PAYLOAD_BYTES));
   }
 
-  /** {@code POST /dead-letters/{partition}/{offset}/replay}. */
-  ApiResponse replay(ApiRequest request, List<String> variables) {
-    Replay replay = corrections(request.body());
-    DeadLetter letter = find(variables);
+  /**
+   * {@code POST /dead-letters/{partition}/{offset}/replay}: to the request topic of the namespace
+   * whose dead letter it is, so that a tenant's replay is its tenant's request again.
+   */
+  ApiResponse replay(ApiRequest request, List<String> variables, Namespaces namespaces) {
+    Optional<Tenants.Tenant> tenant = namespaces.of(request);
+    Replay replay = corrections(request.body(), tenant);
+    DeadLetter letter = find(variables, pages(tenant));
     RecordMetadata written;
     try {
-      written = requests.replay(letter, replay).get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
+      written =
+          namespaces
+              .requests(tenant)
+              .replay(letter, replay)
+              .get(sendTimeout.toMillis(), TimeUnit.MILLISECONDS);
     } catch (IllegalArgumentException e) {
       throw new ApiException(409, "NOT_REPLAYABLE", e.getMessage());
     } catch (ExecutionException e) {
@@ -128,6 +154,7 @@ public final class DeadLetterRoutes {
     String id = letter.scheduleId().orElseThrow();
     Map<String, Object> body = new LinkedHashMap<>();
     body.put("id", id);
+    tenant.ifPresent(t -> body.put("tenant", t.name()));
     body.put("action", "replay");
     body.put("status", "accepted");
     body.put("replayOf", Map.of("partition", letter.partition(), "offset", letter.offset()));
@@ -137,7 +164,7 @@ public final class DeadLetterRoutes {
     return ApiResponse.json(202, body);
   }
 
-  private DeadLetter find(List<String> variables) {
+  private static DeadLetter find(List<String> variables, DeadLetterPages pages) {
     int partition;
     long offset;
     try {
@@ -163,7 +190,7 @@ public final class DeadLetterRoutes {
   }
 
   /** The corrections a replay's JSON body asks for; an empty body replays as it was. */
-  private Replay corrections(byte[] body) {
+  private Replay corrections(byte[] body, Optional<Tenants.Tenant> tenant) {
     Replay replay = Replay.asIs();
     if (body.length == 0) {
       return replay;
@@ -193,7 +220,7 @@ public final class DeadLetterRoutes {
     }
     if (json.hasNonNull("targetTopic")) {
       String topic = json.get("targetTopic").asText();
-      targets.check(topic);
+      targets.check(tenant, topic);
       replay = replay.targetTopic(topic);
     }
     try {

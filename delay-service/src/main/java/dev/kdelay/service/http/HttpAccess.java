@@ -33,7 +33,10 @@ import org.apache.kafka.common.config.ConfigException;
  *       or a name of this instance's, so that a page whose DNS name was pointed at the instance
  *       (DNS rebinding) cannot read the API as its own site's (403);
  *   <li>{@link ApiRequest#FORWARDED_HEADER} is believed only from a caller with a token, when
- *       tokens are configured: anyone else is answered as any caller, from every instance.
+ *       tokens are configured: anyone else is answered as any caller, from every instance;
+ *   <li>a token listed with a tenant acts for that tenant only ({@link #tenant}): the API confines
+ *       its answers and changes to the tenant's schedules and dead letters, and the routes that
+ *       show the whole deployment ({@code /metrics}, {@code /overview}) answer it 403.
  * </ul>
  */
 public final class HttpAccess {
@@ -102,6 +105,18 @@ public final class HttpAccess {
         config.httpAuthTokensFile().isBlank()
             ? AccessTokens.NONE
             : AccessTokens.read(Path.of(config.httpAuthTokensFile()));
+    for (String tenant : tokens.tenants()) {
+      if (config.delay().tenants().named(tenant).isEmpty()) {
+        throw new ConfigException(
+            ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+            config.httpAuthTokensFile(),
+            "a token acts for tenant '"
+                + tenant
+                + "', which is not one of delay.tenants ("
+                + (config.delay().tenants().isEmpty() ? "none" : config.delay().tenants())
+                + ")");
+      }
+    }
     if (!tokens.configured() && !bindAddress.isLoopbackAddress() && config.httpAuthRequired()) {
       throw new ConfigException(
           ServiceConfig.HTTP_BIND_ADDRESS_CONFIG
@@ -176,6 +191,17 @@ public final class HttpAccess {
       if (changesState && !role.get().mayWrite()) {
         return Optional.of(
             ApiResponse.error(403, "FORBIDDEN", method + " needs a token with the write role"));
+      }
+      Optional<String> tenant = tenant(headers);
+      if (tenant.isPresent() && showsTheWholeDeployment(segments)) {
+        return Optional.of(
+            ApiResponse.error(
+                403,
+                "FORBIDDEN",
+                "this token acts for tenant "
+                    + tenant.get()
+                    + ": it sees the tenant's schedules and dead letters, not /"
+                    + String.join("/", segments)));
       }
     }
     if (changesState) {
@@ -272,6 +298,14 @@ public final class HttpAccess {
         || (method.equals("GET") && segments.equals(List.of("metrics")) && !metricsNeedToken);
   }
 
+  /**
+   * Whether a route shows every tenant's figures at once (the metrics, the console's overview): not
+   * for a tenant's token.
+   */
+  private static boolean showsTheWholeDeployment(List<String> segments) {
+    return segments.equals(List.of("metrics")) || segments.equals(List.of("overview"));
+  }
+
   private static boolean isHealth(String method, List<String> segments) {
     return method.equals("GET") && !segments.isEmpty() && segments.get(0).equals("health");
   }
@@ -287,6 +321,15 @@ public final class HttpAccess {
         && (!tokens.configured() || role(headers).filter(tokens::forwardsWith).isPresent());
   }
 
+  /**
+   * The tenant a request's token acts for ({@link AccessTokens#tenantOf}): then the request sees
+   * and changes that tenant's schedules and dead letters only. Empty for a token of the whole
+   * deployment, and without tokens.
+   */
+  Optional<String> tenant(Headers headers) {
+    return tokens.configured() ? bearer(headers).flatMap(tokens::tenantOf) : Optional.empty();
+  }
+
   private Optional<Role> role(Headers headers) {
     return bearer(headers).flatMap(tokens::roleOf);
   }
@@ -300,7 +343,11 @@ public final class HttpAccess {
     Optional<String> token = tokens.configured() ? bearer(headers) : Optional.empty();
     String role =
         token.flatMap(tokens::roleOf).map(r -> r.name().toLowerCase(Locale.ROOT)).orElse("-");
-    return "role=" + role + " token=" + token.map(tokens::nameOf).orElse("-");
+    return "role="
+        + role
+        + " token="
+        + token.map(tokens::nameOf).orElse("-")
+        + token.flatMap(tokens::tenantOf).map(tenant -> " tenant=" + tenant).orElse("");
   }
 
   private static Optional<String> bearer(Headers headers) {

@@ -561,7 +561,12 @@ public final class HttpEndpoint implements AutoCloseable {
     ApiRequest request(byte[] body) {
       HttpURI uri = request.getHttpURI();
       return ApiRequest.of(
-          request.getMethod(), uri.getPath(), uri.getQuery(), body, access.forwarded(this::header));
+          request.getMethod(),
+          uri.getPath(),
+          uri.getQuery(),
+          body,
+          access.forwarded(this::header),
+          access.tenant(this::header));
     }
 
     /**

@@ -1,5 +1,6 @@
 package dev.kdelay.service.http;
 
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.input.TimeArguments;
 import java.net.URLEncoder;
 import java.nio.charset.StandardCharsets;
@@ -25,15 +26,23 @@ import java.util.regex.Pattern;
  * @param limit most tasks on the page
  * @param idPrefix list only ids that start with this; null for any
  * @param topic list only tasks whose target is this topic; null for any
+ * @param tenant list only this tenant's tasks; null for every namespace's. What the caller may see
+ *     ({@link Namespaces}) sets it with {@link #ofTenant}, whatever the query said
  */
 record PageRequest(
-    long afterDueMs, String afterId, long dueBeforeMs, int limit, String idPrefix, String topic) {
+    long afterDueMs,
+    String afterId,
+    long dueBeforeMs,
+    int limit,
+    String idPrefix,
+    String topic,
+    String tenant) {
 
   static final int DEFAULT_LIMIT = 100;
   static final int MAX_LIMIT = 1_000;
 
   private static final List<String> PARAMETERS =
-      List.of("dueBefore", "dueAfter", "limit", "after", "idPrefix", "topic");
+      List.of("dueBefore", "dueAfter", "limit", "after", "idPrefix", "topic", "tenant");
 
   private static final Pattern CURSOR = Pattern.compile("(-?\\d{1,19})\\.([A-Za-z0-9_-]+)");
 
@@ -42,21 +51,36 @@ record PageRequest(
     this(afterDueMs, afterId, dueBeforeMs, limit, null, null);
   }
 
-  /** Whether the page lists only some tasks: then its scans skip some of what they read. */
-  boolean filtered() {
-    return idPrefix != null || topic != null;
+  /** A page of every namespace's tasks. */
+  PageRequest(
+      long afterDueMs, String afterId, long dueBeforeMs, int limit, String idPrefix, String topic) {
+    this(afterDueMs, afterId, dueBeforeMs, limit, idPrefix, topic, null);
   }
 
-  /** Whether a task belongs on the page, by its id and target topic. */
+  /** This page, of one tenant's tasks only; null for every namespace's. */
+  PageRequest ofTenant(String tenant) {
+    return new PageRequest(afterDueMs, afterId, dueBeforeMs, limit, idPrefix, topic, tenant);
+  }
+
+  /** Whether the page lists only some tasks: then its scans skip some of what they read. */
+  boolean filtered() {
+    return idPrefix != null || topic != null || tenant != null;
+  }
+
+  /**
+   * Whether a task belongs on the page, by its id as kdelay keeps it and its target topic. The id
+   * prefix is matched against the id as its tenant sent it ({@link TenantIds}).
+   */
   boolean matches(String id, String targetTopic) {
-    return (idPrefix == null || id.startsWith(idPrefix))
+    return (tenant == null || tenant.equals(TenantIds.tenantOf(id)))
+        && (idPrefix == null || TenantIds.idOf(id).startsWith(idPrefix))
         && (topic == null || topic.equals(targetTopic));
   }
 
   /**
    * Reads the query parameters {@code dueBefore} and {@code dueAfter} (ISO-8601 instant or epoch
    * ms; default: no bound), {@code limit} (1..1000, default 100), {@code after} (a cursor from a
-   * previous page), {@code idPrefix} and {@code topic}.
+   * previous page), {@code idPrefix}, {@code topic} and {@code tenant}.
    *
    * @throws ApiException 400 if a parameter is malformed
    */
@@ -72,12 +96,13 @@ record PageRequest(
     int limit = limit(query.get("limit"));
     String idPrefix = nonEmpty(query.get("idPrefix"));
     String topic = nonEmpty(query.get("topic"));
+    String tenant = nonEmpty(query.get("tenant"));
     OptionalLong dueAfter = time(query, "dueAfter");
     String after = query.get("after");
     if (after == null || after.isEmpty()) {
       return dueAfter.isPresent()
-          ? new PageRequest(dueAfter.getAsLong(), "", dueBefore, limit, idPrefix, topic)
-          : new PageRequest(0, null, dueBefore, limit, idPrefix, topic);
+          ? new PageRequest(dueAfter.getAsLong(), "", dueBefore, limit, idPrefix, topic, tenant)
+          : new PageRequest(0, null, dueBefore, limit, idPrefix, topic, tenant);
     }
     Matcher cursor = CURSOR.matcher(after);
     try {
@@ -86,9 +111,10 @@ record PageRequest(
             new String(Base64.getUrlDecoder().decode(cursor.group(2)), StandardCharsets.UTF_8);
         long dueMs = Long.parseLong(cursor.group(1));
         if (dueAfter.isPresent() && dueMs < dueAfter.getAsLong()) {
-          return new PageRequest(dueAfter.getAsLong(), "", dueBefore, limit, idPrefix, topic);
+          return new PageRequest(
+              dueAfter.getAsLong(), "", dueBefore, limit, idPrefix, topic, tenant);
         }
-        return new PageRequest(dueMs, id, dueBefore, limit, idPrefix, topic);
+        return new PageRequest(dueMs, id, dueBefore, limit, idPrefix, topic, tenant);
       }
     } catch (IllegalArgumentException e) {
       // Falls through: not base64, or the number overflows.
@@ -156,6 +182,9 @@ record PageRequest(
     }
     if (topic != null) {
       query.append("&topic=").append(URLEncoder.encode(topic, StandardCharsets.UTF_8));
+    }
+    if (tenant != null) {
+      query.append("&tenant=").append(tenant); // lowercase letters and digits
     }
     return query.toString();
   }

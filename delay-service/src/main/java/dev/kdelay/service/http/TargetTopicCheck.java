@@ -3,9 +3,10 @@ package dev.kdelay.service.http;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
+import dev.kdelay.topology.Tenants;
 import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import java.util.Optional;
-import java.util.function.Function;
+import java.util.function.BiFunction;
 
 /**
  * The checks of a schedule's target topic that the admin API can make before writing the request: a
@@ -19,16 +20,20 @@ public final class TargetTopicCheck {
 
   /** Checks nothing: for tests that serve no real target topics. */
   static final TargetTopicCheck NONE =
-      new TargetTopicCheck(topic -> Optional.empty(), TargetTopics.UNCHECKED);
+      new TargetTopicCheck((tenant, topic) -> Optional.empty(), TargetTopics.UNCHECKED);
 
-  private final Function<String, Optional<String>> policy;
+  private final BiFunction<String, String, Optional<String>> policy;
   private final TargetTopics topics;
 
   public TargetTopicCheck(TargetPolicy policy, TargetTopics topics) {
     this(policy::refusal, topics);
   }
 
-  TargetTopicCheck(Function<String, Optional<String>> policy, TargetTopics topics) {
+  /**
+   * @param policy why a tenant (empty: the shared namespace) may not target a topic, or empty
+   * @param topics what is known of the cluster's topics
+   */
+  TargetTopicCheck(BiFunction<String, String, Optional<String>> policy, TargetTopics topics) {
     this.policy = policy;
     this.topics = topics;
   }
@@ -36,11 +41,13 @@ public final class TargetTopicCheck {
   /**
    * Turns away a request to a topic kdelay would certainly dead-letter it for.
    *
+   * @param tenant the tenant whose request it is, with its own allowlist; empty for the shared
+   *     namespace's
    * @param topic the target topic
    * @throws ApiException 422 with {@code TARGET_NOT_ALLOWED} or {@code UNKNOWN_TOPIC}
    */
-  void check(String topic) {
-    Optional<String> refusal = policy.apply(topic);
+  void check(Optional<Tenants.Tenant> tenant, String topic) {
+    Optional<String> refusal = policy.apply(tenant.map(Tenants.Tenant::name).orElse(""), topic);
     if (refusal.isPresent()) {
       throw ApiException.undeliverable(RejectionReason.TARGET_NOT_ALLOWED, refusal.get());
     }

@@ -36,6 +36,53 @@ class AccessTokensTest {
   }
 
   @Test
+  void shouldGiveATokenListedWithATenantThatTenantOnly() {
+    AccessTokens tokens =
+        AccessTokens.parse(
+            List.of(
+                "write teama-token-long-enough-for-24 orders tenant=teama",
+                "read " + sha256("teamb-token-long-enough-for-24") + " tenant=teamb",
+                "write operator-token-long-enough-for-24 ops",
+                "peer peer-token-long-enough-for-24"),
+            "tokens");
+
+    assertThat(tokens.tenantOf("teama-token-long-enough-for-24")).contains("teama");
+    assertThat(tokens.roleOf("teama-token-long-enough-for-24")).contains(Role.WRITE);
+    assertThat(tokens.nameOf("teama-token-long-enough-for-24")).isEqualTo("orders");
+    assertThat(tokens.tenantOf("teamb-token-long-enough-for-24")).contains("teamb");
+    assertThat(tokens.roleOf("teamb-token-long-enough-for-24")).contains(Role.READ);
+    assertThat(tokens.tenantOf("operator-token-long-enough-for-24")).isEmpty();
+    assertThat(tokens.tenantOf("peer-token-long-enough-for-24")).isEmpty();
+    assertThat(tokens.tenantOf("unlisted-token-long-enough-for-24")).isEmpty();
+    assertThat(tokens.tenants()).containsExactly("teama", "teamb");
+  }
+
+  @Test
+  void shouldRefuseATenantOnAPeerTokenABadTenantNameAndOneTokenForTwoTenants() {
+    String peer = "peer p-token-long-enough-for-24";
+    for (List<String> lines :
+        List.of(
+            List.of("peer p-token-long-enough-for-24 tenant=teama"),
+            List.of("write w-token-long-enough-for-24 tenant=Team-A", peer),
+            List.of("write w-token-long-enough-for-24 tenant=", peer),
+            List.of(
+                "write w-token-long-enough-for-24 tenant=teama",
+                "write w-token-long-enough-for-24 tenant=teamb",
+                peer),
+            List.of(
+                "write w-token-long-enough-for-24 tenant=teama",
+                "write w-token-long-enough-for-24",
+                peer))) {
+      assertThatThrownBy(() -> AccessTokens.parse(lines, "f"))
+          .as("%s", lines)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining("line ")
+          .hasMessageNotContaining("w-token")
+          .hasMessageNotContaining("p-token");
+    }
+  }
+
+  @Test
   void shouldSendTheFirstPeerTokenToPeersAndNeverAWriteToken() {
     AccessTokens tokens =
         AccessTokens.parse(
@@ -144,7 +191,7 @@ class AccessTokensTest {
     assertThatThrownBy(
             () -> AccessTokens.parse(List.of("peer p-token-long-enough-for-24 ops extra"), "f"))
         .isInstanceOf(ConfigException.class)
-        .hasMessageContaining("'ROLE TOKEN NAME'");
+        .hasMessageContaining("'ROLE TOKEN [NAME] [tenant=TENANT]'");
   }
 
   @Test

@@ -6,11 +6,12 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import com.fasterxml.jackson.databind.JsonNode;
 import dev.kdelay.client.DelayClient;
 import dev.kdelay.schemas.DelayHeaders;
-import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.service.RestoreProgress;
 import dev.kdelay.service.ServiceMetrics;
+import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.TargetTopic;
 import dev.kdelay.topology.TargetTopics;
+import dev.kdelay.topology.internals.delivery.TargetPolicy;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
@@ -56,7 +57,7 @@ class AdminApiTest {
           .sendTimeout(Duration.ofSeconds(5))
           .targets(
               new TargetTopicCheck(
-                  topic ->
+                  (tenant, topic) ->
                       topic.startsWith("__")
                           ? Optional.of("'" + topic + "' is a Kafka-internal topic")
                           : Optional.empty(),
@@ -76,6 +77,23 @@ class AdminApiTest {
                       return Optional.of(lookUp(topic));
                     }
                   }))
+          .build();
+
+  /** Two tenants; teamb's payloads are at most 4 bytes. */
+  private static final DelayConfig TENANTS =
+      new DelayConfig(
+          java.util.Map.of(
+              "delay.tenants", "teama,teamb", "delay.tenant.teamb.max.payload.bytes", "4"));
+
+  private final AdminApi withTenants =
+      AdminApi.builder()
+          .metrics(metrics)
+          .requests(new DelayClient(producer, "delay-requests"))
+          .tenants(TENANTS.tenants(), topic -> new DelayClient(producer, topic))
+          .limits(new ScheduleBody.ServiceLimits(16, 1024, Duration.ofDays(10).toMillis()))
+          .clock(Clock.fixed(NOW, ZoneOffset.UTC))
+          .sendTimeout(Duration.ofSeconds(5))
+          .targets(new TargetTopicCheck(new TargetPolicy(TENANTS), TargetTopics.UNCHECKED))
           .build();
 
   @AfterEach
@@ -217,16 +235,98 @@ class AdminApiTest {
   }
 
   @Test
-  void shouldWriteARequestForATenantsIdWhenTheTenantIsNamed() throws Exception {
-    int cancel = call("DELETE", "/schedules/job-1?tenant=teama", "").status();
-    ApiResponse badTenant = call("DELETE", "/schedules/job-1?tenant=Team-A", "");
+  void shouldWriteATenantsRequestToItsOwnTopicWithTheIdAsItSentIt() throws Exception {
+    // An operator's token names the tenant; kdelay applies the request as the tenant's own.
+    ApiResponse cancel = call(withTenants, "DELETE", "/schedules/job-1?tenant=teama", "");
 
-    assertThat(cancel).isEqualTo(202);
-    assertThat(badTenant.status()).isEqualTo(400);
-    assertThat(json(badTenant).path("error").asText()).isEqualTo("BAD_ID");
+    assertThat(cancel.status()).isEqualTo(202);
+    assertThat(json(cancel).path("id").asText()).isEqualTo("job-1");
+    assertThat(json(cancel).path("tenant").asText()).isEqualTo("teama");
+    assertThat(json(cancel).path("requestsTopic").asText()).isEqualTo("delay-requests.teama");
     assertThat(producer.history())
-        .extracting(r -> text(r.key()))
-        .containsExactly(TenantIds.qualified("teama", "job-1"));
+        .extracting(ProducerRecord::topic, r -> text(r.key()))
+        .containsExactly(org.assertj.core.groups.Tuple.tuple("delay-requests.teama", "job-1"));
+  }
+
+  @Test
+  void shouldActForItsTokensTenantOnlyWhateverTheRequestNames() throws Exception {
+    ApiResponse own =
+        withTenants.handle(request("DELETE", "/schedules/job-1", false).asTenant("teama"));
+    ApiResponse named =
+        withTenants.handle(
+            request("POST", "/schedules/job-1/pause?tenant=teama", false).asTenant("teama"));
+    ApiResponse other =
+        withTenants.handle(
+            request("DELETE", "/schedules/job-1?tenant=teamb", false).asTenant("teama"));
+    ApiResponse otherView =
+        withTenants.handle(
+            request("GET", "/schedules/job-1?tenant=teamb", false).asTenant("teama"));
+    ApiResponse scheduled =
+        withTenants.handle(
+            new ApiRequest(
+                "POST",
+                List.of("schedules"),
+                java.util.Map.of(),
+                "{\"id\":\"job-2\",\"after\":\"1s\",\"targetTopic\":\"teama.out\",\"payload\":\"x\"}"
+                    .getBytes(StandardCharsets.UTF_8),
+                false,
+                Optional.of("teama")));
+
+    assertThat(List.of(own, named, scheduled)).extracting(ApiResponse::status).containsOnly(202);
+    assertThat(other.status()).isEqualTo(403);
+    assertThat(otherView.status()).isEqualTo(403);
+    assertThat(json(other).path("message").asText()).contains("tenant teama only");
+    assertThat(producer.history())
+        .extracting(ProducerRecord::topic, r -> text(r.key()))
+        .containsExactly(
+            org.assertj.core.groups.Tuple.tuple("delay-requests.teama", "job-1"),
+            org.assertj.core.groups.Tuple.tuple("delay-requests.teama", "job-1"),
+            org.assertj.core.groups.Tuple.tuple("delay-requests.teama", "job-2"));
+  }
+
+  @Test
+  void shouldAnswer400ForATenantTheDeploymentDoesNotHave() throws Exception {
+    ApiResponse unknown = call(withTenants, "DELETE", "/schedules/job-1?tenant=teamc", "");
+    ApiResponse malformed = call(withTenants, "DELETE", "/schedules/job-1?tenant=Team-A", "");
+    ApiResponse noTenants = call(api, "DELETE", "/schedules/job-1?tenant=teama", "");
+
+    assertThat(List.of(unknown, malformed, noTenants))
+        .extracting(ApiResponse::status)
+        .containsOnly(400);
+    assertThat(json(unknown).path("error").asText()).isEqualTo("UNKNOWN_TENANT");
+    assertThat(json(noTenants).path("message").asText()).contains("it has none");
+    assertThat(producer.history()).isEmpty();
+  }
+
+  @Test
+  void shouldHoldATenantsScheduleToItsOwnTargetsAndPayloadLimit() throws Exception {
+    ApiResponse othersTopic =
+        call(
+            withTenants,
+            "POST",
+            "/schedules?tenant=teama",
+            "{\"id\":\"a\",\"after\":\"1s\",\"targetTopic\":\"teamb.out\",\"payload\":\"x\"}");
+    ApiResponse tooLarge =
+        call(
+            withTenants,
+            "POST",
+            "/schedules?tenant=teamb",
+            "{\"id\":\"a\",\"after\":\"1s\",\"targetTopic\":\"teamb.out\",\"payload\":\"12345\"}");
+    ApiResponse sharedLimit =
+        call(
+            withTenants,
+            "POST",
+            "/schedules?tenant=teama",
+            "{\"id\":\"a\",\"after\":\"1s\",\"targetTopic\":\"teama.out\",\"payload\":\"12345\"}");
+
+    assertThat(othersTopic.status()).isEqualTo(422);
+    assertThat(json(othersTopic).path("message").asText()).contains("tenant teama's");
+    assertThat(tooLarge.status()).isEqualTo(400);
+    assertThat(json(tooLarge).path("error").asText()).isEqualTo("TOO_LARGE");
+    assertThat(sharedLimit.status()).isEqualTo(202);
+    assertThat(producer.history())
+        .extracting(ProducerRecord::topic)
+        .containsExactly("delay-requests.teama");
   }
 
   @Test
@@ -311,6 +411,10 @@ class AdminApiTest {
   }
 
   private ApiResponse call(String method, String path, String body) {
+    return call(api, method, path, body);
+  }
+
+  private static ApiResponse call(AdminApi api, String method, String path, String body) {
     return api.handle(
         ApiRequest.of(method, URI.create(path), body.getBytes(StandardCharsets.UTF_8), false));
   }

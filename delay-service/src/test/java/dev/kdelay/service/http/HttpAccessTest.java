@@ -287,6 +287,60 @@ class HttpAccessTest {
     }
   }
 
+  @Test
+  void shouldConfineATenantsTokenToItsTenantAndKeepTheWholeDeploymentFromIt() {
+    String teama = "teama-token-for-the-access-test";
+    HttpAccess access =
+        new HttpAccess(
+            AccessTokens.parse(
+                List.of("write " + teama + " orders tenant=teama", "write " + W, "peer " + P),
+                "tokens"),
+            true,
+            Set.of());
+    Headers tenant = headers("Authorization", "Bearer " + teama, "Content-Type", JSON_TYPE);
+    Headers operator = headers("Authorization", "Bearer " + W, "Content-Type", JSON_TYPE);
+
+    assertThat(access.tenant(tenant)).contains("teama");
+    assertThat(access.tenant(operator)).isEmpty();
+    assertThat(access.tenant(headers("Authorization", "Bearer " + P))).isEmpty();
+    assertThat(access.refusal("GET", SCHEDULES, tenant)).isEmpty();
+    assertThat(access.refusal("POST", PAUSE, tenant)).isEmpty();
+    for (List<String> wholeDeployment : List.of(List.of("overview"), List.of("metrics"))) {
+      assertThat(access.refusal("GET", wholeDeployment, tenant))
+          .as("%s", wholeDeployment)
+          .hasValueSatisfying(refused -> assertThat(refused.status()).isEqualTo(403));
+      assertThat(access.refusal("GET", wholeDeployment, operator)).isEmpty();
+    }
+    assertThat(access.caller(tenant)).isEqualTo("role=write token=orders tenant=teama");
+  }
+
+  @Test
+  void shouldRefuseToStartWhenATokensTenantIsNotOneOfTheDeployments(@TempDir Path dir)
+      throws Exception {
+    Path tokens =
+        Files.writeString(dir.resolve("tokens"), "write " + W + " tenant=teamc\npeer " + P + "\n");
+    ServiceConfig config =
+        config(
+            Map.of(
+                ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+                tokens.toString(),
+                DelayConfig.TENANTS_CONFIG,
+                "teama,teamb"));
+    ServiceConfig known =
+        config(
+            Map.of(
+                ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG,
+                tokens.toString(),
+                DelayConfig.TENANTS_CONFIG,
+                "teama,teamc"));
+
+    assertThatThrownBy(() -> HttpAccess.from(config, InetAddress.getLoopbackAddress()))
+        .isInstanceOf(ConfigException.class)
+        .hasMessageContaining("tenant 'teamc', which is not one of delay.tenants (teama,teamb)")
+        .hasMessageNotContaining(W);
+    assertThat(HttpAccess.from(known, InetAddress.getLoopbackAddress()).peerToken()).contains(P);
+  }
+
   /** Headers as Jetty gives them: looked up by name whatever its case, the first value. */
   private static Headers headers(String... namesAndValues) {
     Map<String, String> headers = new TreeMap<>(String.CASE_INSENSITIVE_ORDER);

@@ -3,6 +3,7 @@ package dev.kdelay.service.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.kdelay.schemas.TenantIds;
 import java.net.URI;
 import java.util.List;
 import java.util.Map;
@@ -79,6 +80,28 @@ class PageRequestTest {
 
       assertThat(PageRequest.from(forwarded.query())).isEqualTo(page);
     }
+  }
+
+  @Test
+  void shouldListOneTenantsTasksAndMatchTheIdAsItsTenantSentIt() {
+    // given: the ids kdelay keeps for two tenants' "order/1", and a plain one
+    String teama = TenantIds.qualified("teama", "order/1");
+    String teamb = TenantIds.qualified("teamb", "order/1");
+    PageRequest all = PageRequest.from(Map.of("idPrefix", "order/"));
+    PageRequest teamas = all.ofTenant("teama");
+
+    // then
+    assertThat(all.matches(teama, "t")).isTrue();
+    assertThat(all.matches(teamb, "t")).isTrue();
+    assertThat(all.matches("order/1", "t")).isTrue();
+    assertThat(teamas.matches(teama, "t")).isTrue();
+    assertThat(teamas.matches(teamb, "t")).isFalse();
+    assertThat(teamas.matches("order/1", "t")).isFalse();
+    assertThat(teamas.filtered()).isTrue();
+    // and another instance asked for the page lists the same tenant's
+    ApiRequest forwarded =
+        ApiRequest.of("GET", URI.create("/schedules?" + teamas.toQuery()), new byte[0], true);
+    assertThat(PageRequest.from(forwarded.query())).isEqualTo(teamas);
   }
 
   @Test
