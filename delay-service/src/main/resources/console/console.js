@@ -57,6 +57,11 @@ function query(params) {
 
 const segment = (text) => encodeURIComponent(text);
 
+// A schedule's page: its id as its tenant sent it, and its tenant's name if it has one (a
+// deployment with tenants keeps each tenant's ids apart; the API finds one with ?tenant=).
+const scheduleHref = (id, tenant) => "#/schedule/" + segment(id) + query({ tenant });
+const tenantOf = (params) => params.get("tenant") || "";
+
 // ---- building the page ----
 
 function el(tag, attributes, ...children) {
@@ -102,6 +107,7 @@ function failed(e) {
 }
 
 function table(columns, rows, id) {
+  columns = columns.filter(Boolean); // a column that does not apply is given as null
   return el(
     "div",
     { class: "table-wrap" },
@@ -306,6 +312,7 @@ function round(v) {
 
 async function schedules(params) {
   const filters = {
+    tenant: tenantOf(params),
     idPrefix: params.get("idPrefix") || "",
     topic: params.get("topic") || "",
     dueAfter: params.get("dueAfter") || "",
@@ -329,6 +336,7 @@ async function schedules(params) {
         location.hash = "#/schedules" + query(next);
       },
     },
+    input("tenant", "tenant"),
     input("idPrefix", "id starts with"),
     input("topic", "target topic"),
     input("dueAfter", "due from", "datetime-local"),
@@ -338,19 +346,21 @@ async function schedules(params) {
   show(el("h2", {}, "Schedules"), form, el("p", { class: "muted" }, "loading…"));
   const page = await api("GET", "/schedules" + query({ ...filters, after, limit: 50 }));
   const rows = page.tasks;
+  const tenants = rows.some((t) => t.tenant);
   show(
     el("h2", {}, "Schedules"),
     form,
     el("p", { class: "muted" }, "Pending tasks in due order, all instances."),
     table(
       [
-        { title: "id", cell: (t) => el("a", { href: "#/schedule/" + segment(t.id), class: "schedule-link" }, t.id), mono: true },
+        tenants ? { title: "tenant", cell: (t) => t.tenant || "—", mono: true } : null,
+        { title: "id", cell: (t) => el("a", { href: scheduleHref(t.tenantId ?? t.id, t.tenant), class: "schedule-link" }, t.tenantId ?? t.id), mono: true },
         { title: "due", cell: (t) => when(t.dueAt) },
         { title: "target topic", cell: (t) => t.target.topic, mono: true },
         { title: "kind", cell: (t) => (t.cron ? "cron " + t.cron.expression + " (" + t.cron.zone + ")" : "one-shot"), narrow: true },
         { title: "payload", cell: (t) => (t.payloadBytes === null ? "tombstone" : t.payloadBytes + " B"), narrow: true },
       ],
-      rows.map((t) => ({ ...t, attributes: { "data-id": t.id } })),
+      rows.map((t) => ({ ...t, attributes: { "data-id": t.tenantId ?? t.id, "data-tenant": t.tenant || "" } })),
       "schedules",
     ),
     rows.length === 0 && page.next ? el("p", { class: "muted" }, "No match among the tasks read for this page; the next page reads on.") : "",
@@ -372,11 +382,11 @@ function isoToLocal(iso) {
   return local.toISOString().substring(0, 19);
 }
 
-async function schedule(id) {
+async function schedule(id, tenant) {
   show(el("h2", {}, "Schedule ", el("span", { class: "mono" }, id)), el("p", { class: "muted" }, "loading…"));
   let view;
   try {
-    view = await api("GET", "/schedules/" + segment(id));
+    view = await api("GET", "/schedules/" + segment(id) + query({ tenant }));
   } catch (e) {
     if (!(e instanceof ApiError && e.status === 404 && e.body && e.body.status)) throw e;
     view = e.body;
@@ -385,6 +395,7 @@ async function schedule(id) {
   const details = el(
     "dl",
     { class: "kv", id: "schedule-detail" },
+    tenant ? [el("dt", {}, "tenant"), el("dd", { id: "schedule-tenant", class: "mono" }, tenant)] : [],
     el("dt", {}, "status"),
     el("dd", { id: "schedule-status", class: "status-" + view.status }, view.status),
     el("dt", {}, "next due"),
@@ -419,7 +430,7 @@ async function schedule(id) {
           notice("not a date-time: " + value, true);
           return;
         }
-        action(id, "reschedule", body);
+        action(id, tenant, "reschedule", body);
       },
     },
     el("label", {}, "move to", el("select", { id: "reschedule-kind" }, el("option", { value: "after" }, "after (PT10M, ms)"), el("option", { value: "fireAt" }, "at (ISO-8601)"), el("option", { value: "cron" }, "cron"))),
@@ -431,10 +442,10 @@ async function schedule(id) {
     el(
       "div",
       { class: "actions" },
-      el("button", { id: "action-trigger", class: "primary", onclick: () => action(id, "trigger") }, "Trigger now"),
-      el("button", { id: "action-pause", onclick: () => action(id, "pause") }, "Pause"),
-      el("button", { id: "action-resume", onclick: () => action(id, "resume") }, "Resume"),
-      el("button", { id: "action-cancel", class: "danger", onclick: () => confirm("Cancel " + id + "?") && action(id, "cancel") }, "Cancel"),
+      el("button", { id: "action-trigger", class: "primary", onclick: () => action(id, tenant, "trigger") }, "Trigger now"),
+      el("button", { id: "action-pause", onclick: () => action(id, tenant, "pause") }, "Pause"),
+      el("button", { id: "action-resume", onclick: () => action(id, tenant, "resume") }, "Resume"),
+      el("button", { id: "action-cancel", class: "danger", onclick: () => confirm("Cancel " + id + "?") && action(id, tenant, "cancel") }, "Cancel"),
       el("button", { id: "action-refresh", onclick: () => route() }, "Refresh"),
     ),
     details,
@@ -450,9 +461,9 @@ async function schedule(id) {
   }
 }
 
-async function action(id, name, body) {
+async function action(id, tenant, name, body) {
   try {
-    const path = "/schedules/" + segment(id) + (name === "cancel" ? "" : "/" + name);
+    const path = "/schedules/" + segment(id) + (name === "cancel" ? "" : "/" + name) + query({ tenant });
     const answer = await api(name === "cancel" ? "DELETE" : "POST", path, body);
     notice(name + " of " + id + " accepted (request topic partition " + answer.partition + ", offset " + answer.offset + "); it applies in a moment: Refresh to see it.");
   } catch (e) {
@@ -533,6 +544,7 @@ function create() {
   const form = el(
     "form",
     { class: "grid", id: "create-form", onsubmit: submit },
+    field("Tenant", text("tenant", { placeholder: "none: the shared namespace (a tenant's token: its own)" })),
     field("Id", text("id", { required: true, placeholder: "order-42-timeout" })),
     field("Target topic", text("targetTopic", { required: true })),
     field("Target key", text("targetKey", { placeholder: "default: the id" })),
@@ -563,9 +575,9 @@ function create() {
       }
       const headers = headersText(document.getElementById("headers").value);
       if (Object.keys(headers).length) body.headers = headers;
-      const answer = await api("POST", "/schedules", body);
+      const answer = await api("POST", "/schedules" + query({ tenant: value("tenant") }), body);
       notice("Scheduled " + answer.id + " (request topic partition " + answer.partition + ", offset " + answer.offset + ").");
-      location.hash = "#/schedule/" + segment(answer.id);
+      location.hash = scheduleHref(answer.id, answer.tenant);
     } catch (e) {
       failed(e);
     }
@@ -577,6 +589,7 @@ function create() {
 
 async function deadLetters(params) {
   const code = params.get("code") || "";
+  const tenant = tenantOf(params);
   const after = params.get("after") || "";
   const form = el(
     "form",
@@ -585,25 +598,26 @@ async function deadLetters(params) {
       id: "dead-letter-filters",
       onsubmit: (event) => {
         event.preventDefault();
-        location.hash = "#/dead-letters" + query({ code: document.getElementById("filter-code").value.trim(), id: document.getElementById("filter-dl-id").value.trim() });
+        location.hash = "#/dead-letters" + query({ tenant: document.getElementById("filter-dl-tenant").value.trim(), code: document.getElementById("filter-code").value.trim(), id: document.getElementById("filter-dl-id").value.trim() });
       },
     },
+    el("label", {}, "tenant", el("input", { id: "filter-dl-tenant", value: tenant })),
     el("label", {}, "code", el("input", { id: "filter-code", value: code, placeholder: "UNKNOWN_TOPIC" })),
     el("label", {}, "schedule id", el("input", { id: "filter-dl-id", value: params.get("id") || "" })),
     el("button", { type: "submit", class: "primary" }, "Search"),
   );
   show(el("h2", {}, "Dead letters"), form, el("p", { class: "muted" }, "loading…"));
-  const page = await api("GET", "/dead-letters" + query({ code, id: params.get("id"), after, limit: 50 }));
+  const page = await api("GET", "/dead-letters" + query({ tenant, code, id: params.get("id"), after, limit: 50 }));
   show(
     el("h2", {}, "Dead letters"),
     form,
     el("p", { class: "muted" }, "Rejected requests and undeliverable tasks on " + page.topic + ", oldest first."),
-    el("div", { id: "dead-letters" }, page.deadLetters.length === 0 ? el("p", { class: "muted" }, "none") : page.deadLetters.map(letter)),
-    el("div", { class: "actions" }, page.next ? el("a", { href: "#/dead-letters" + query({ code, id: params.get("id"), after: page.next }) }, "next page »") : ""),
+    el("div", { id: "dead-letters" }, page.deadLetters.length === 0 ? el("p", { class: "muted" }, "none") : page.deadLetters.map((d) => letter(d, tenant))),
+    el("div", { class: "actions" }, page.next ? el("a", { href: "#/dead-letters" + query({ tenant, code, id: params.get("id"), after: page.next }) }, "next page »") : ""),
   );
 }
 
-function letter(d) {
+function letter(d, tenant) {
   const key = d.partition + "-" + d.offset;
   const target = (d.headers["delay-target-topic"] || {}).text || "";
   const replay = el(
@@ -620,7 +634,7 @@ function letter(d) {
         if (topic && topic !== target) body.targetTopic = topic;
         if (time) body[kind] = time;
         try {
-          const answer = await api("POST", "/dead-letters/" + d.partition + "/" + d.offset + "/replay", body);
+          const answer = await api("POST", "/dead-letters/" + d.partition + "/" + d.offset + "/replay" + query({ tenant }), body);
           notice("Replayed " + answer.id + " (request topic partition " + answer.partition + ", offset " + answer.offset + ").");
         } catch (e) {
           failed(e);
@@ -647,7 +661,7 @@ function letter(d) {
 
 const pages = [
   [/^#\/schedules(\?.*)?$/, (m) => schedules(new URLSearchParams(m[1] || "")), "nav-schedules"],
-  [/^#\/schedule\/(.+)$/, (m) => schedule(decodeURIComponent(m[1])), "nav-schedules"],
+  [/^#\/schedule\/([^?]+)(\?.*)?$/, (m) => schedule(decodeURIComponent(m[1]), tenantOf(new URLSearchParams(m[2] || ""))), "nav-schedules"],
   [/^#\/create$/, () => create(), "nav-create"],
   [/^#\/dead-letters(\?.*)?$/, (m) => deadLetters(new URLSearchParams(m[1] || "")), "nav-dead-letters"],
   [/^.*$/, () => overview(), "nav-overview"],

@@ -10,6 +10,7 @@ import dev.kdelay.service.KafkaClusterExtension;
 import dev.kdelay.service.KafkaTestCluster;
 import dev.kdelay.service.TargetTopicReader;
 import dev.kdelay.service.config.ServiceConfig;
+import dev.kdelay.topology.DelayConfig;
 import java.io.File;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -73,6 +74,11 @@ class ConsoleBrowserIT {
 
   private final List<AutoCloseable> resources = new ArrayList<>();
   private final String token = "console-" + UUID.randomUUID();
+
+  /** A token of the tenant {@value #TENANT}. */
+  private final String tenantToken = "console-tenant-" + UUID.randomUUID();
+
+  private static final String TENANT = "shop";
   private String bootstrapServers;
   private String name;
   private String target;
@@ -89,14 +95,30 @@ class ConsoleBrowserIT {
     name = "console-" + UUID.randomUUID().toString().substring(0, 8);
     target = name + "-target";
     try (Admin admin = Admin.create(Map.of("bootstrap.servers", bootstrapServers))) {
-      admin.createTopics(List.of(new NewTopic(target, 1, (short) 1))).all().get();
+      admin
+          .createTopics(
+              List.of(
+                  new NewTopic(target, 1, (short) 1),
+                  new NewTopic(TENANT + "." + name, 1, (short) 1)))
+          .all()
+          .get();
     }
     Path dir = Files.createTempDirectory("kdelay-console-tokens");
     resources.add(() -> HttpProbes.deleteRecursively(dir));
     Path tokens =
         Files.writeString(
-            dir.resolve("tokens"), "write " + token + "\npeer peer-" + UUID.randomUUID() + "\n");
+            dir.resolve("tokens"),
+            "write "
+                + token
+                + "\nwrite "
+                + tenantToken
+                + " shop-team tenant="
+                + TENANT
+                + "\npeer peer-"
+                + UUID.randomUUID()
+                + "\n");
     Map<String, Object> settings = new HashMap<>();
+    settings.put(DelayConfig.TENANTS_CONFIG, TENANT);
     settings.put(ServiceConfig.HTTP_AUTH_TOKENS_FILE_CONFIG, tokens.toString());
     settings.put(ServiceConfig.HTTP_ADVERTISED_HOST_CONFIG, "127.0.0.1");
     DelayService service =
@@ -182,10 +204,108 @@ class ConsoleBrowserIT {
     }
   }
 
+  @Test
+  void shouldShowATenantsTokenItsTenantsSchedulesOnly() throws Exception {
+    requireBrowser();
+    try {
+      showATenantItsOwn();
+    } catch (Exception | AssertionError e) {
+      try {
+        screenshot("tenant-failure");
+        System.err.println("console-requests:\n" + requestsMade());
+      } catch (Exception diagnostics) {
+        e.addSuppressed(diagnostics);
+      }
+      throw e;
+    }
+  }
+
+  private void showATenantItsOwn() throws Exception {
+    // given: a schedule of the shared namespace and one of the tenant's, with the same id
+    String id = "same-" + UUID.randomUUID().toString().substring(0, 8);
+    try (DelayClient client =
+        DelayClient.create(
+            Map.of(ProducerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrapServers),
+            name + "-requests")) {
+      client
+          .schedule(
+              DelayedMessage.builder(id, target)
+                  .after(Duration.ofHours(1))
+                  .payload("shared")
+                  .build())
+          .get(10, TimeUnit.SECONDS);
+      client
+          .onTopic(name + "-requests." + TENANT)
+          .schedule(
+              DelayedMessage.builder(id, TENANT + "." + name)
+                  .after(Duration.ofHours(1))
+                  .payload("the tenant's")
+                  .build())
+          .get(10, TimeUnit.SECONDS);
+    }
+    By tenants =
+        By.cssSelector("#schedules tr[data-id='" + id + "'][data-tenant='" + TENANT + "']");
+    By shared = By.cssSelector("#schedules tr[data-id='" + id + "'][data-tenant='']");
+
+    // when: the operator lists them
+    browser.get(url + "/");
+    logIn(token);
+    browser.get(url + "/#/schedules?idPrefix=" + id);
+    // then: both, the tenant's marked with its tenant
+    reloadUntilShown(tenants);
+    reloadUntilShown(shared);
+    assertThat(browser.findElement(By.cssSelector("#schedules thead")).getText())
+        .contains("tenant");
+
+    // when: the tenant's token lists them
+    logIn(tenantToken);
+    browser.get(url + "/#/schedules?idPrefix=" + id);
+    // then: the tenant's only
+    reloadUntilShown(tenants);
+    assertThat(browser.findElements(shared)).isEmpty();
+    screenshot("tenant-schedules");
+
+    // when: its page is opened and the schedule cancelled with its button
+    browser.findElement(tenants).findElement(By.linkText(id)).click();
+    wait.until(ExpectedConditions.textToBe(By.id("schedule-status"), "pending"));
+    assertThat(browser.findElement(By.id("schedule-tenant")).getText()).isEqualTo(TENANT);
+    assertThat(browser.findElement(By.id("page")).getText()).contains("the tenant's");
+    browser.findElement(By.id("action-cancel")).click();
+    wait.until(ExpectedConditions.alertIsPresent()).accept();
+
+    // then: the tenant's is cancelled, the shared one of the same id still pending
+    reloadUntilShown(By.cssSelector("#schedule-status.status-cancelled"));
+    logIn(token);
+    browser.get(url + "/#/schedule/" + id);
+    reloadUntilShown(By.cssSelector("#schedule-status.status-pending"));
+    assertThat(browser.findElement(By.id("page")).getText()).contains("shared");
+
+    // and the tenant's token is refused the whole deployment's overview
+    logIn(tenantToken);
+    browser.get(url + "/#/overview");
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(
+            By.id("notice"), "acts for tenant " + TENANT));
+    browser.findElement(By.id("token-clear")).click();
+    // the page asks again without a token, and is refused
+    wait.until(
+        ExpectedConditions.textToBePresentInElementLocated(By.id("notice"), "needs a token"));
+  }
+
+  /** Types a token in and uses it: the page asks the API with it from now on. */
+  private void logIn(String bearer) {
+    WebElement field = browser.findElement(By.id("token"));
+    field.clear();
+    field.sendKeys(bearer);
+    browser.findElement(By.id("token-save")).click();
+    wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("notice"), "Token kept"));
+  }
+
   private void createFindTriggerAndReplay() throws Exception {
     // given: the console, refused without a token, then logged in
     browser.get(url + "/");
     wait.until(ExpectedConditions.textToBePresentInElementLocated(By.id("notice"), "token"));
+    browser.findElement(By.id("token")).clear();
     browser.findElement(By.id("token")).sendKeys(token);
     browser.findElement(By.id("token-save")).click();
     wait.until(ExpectedConditions.visibilityOfElementLocated(By.id("total-pending")));
