@@ -78,6 +78,7 @@ public final class Main {
             Limit the fires a second to TOPIC (and the most at once), lift its limit, or go back
             to the configuration's, on every instance at once, for the tasks that come due from
             then on. Tasks over a limit wait for their slot, in order; none is dropped.
+            TOPIC may be tenant:NAME: a limit on all of that tenant's fires.
         move --to TOPIC [--application-id ID] [--batch N] [--wait DURATION]
             Move every schedule of a stopped deployment (the one --config and the environment
             describe, or --application-id), and the requests it had not applied, into a new

@@ -103,7 +103,8 @@ public final class DelayConfig extends AbstractConfig {
           + " default the rate, rounded up). A task due while its topic is over its limit is held"
           + " back to the next free slot, in due order, and fires then with its own due time;"
           + " nothing is dropped. Each partition of the requests topic fires its share (rate and"
-          + " burst divided by the partition count). Empty: no limits. What the limits topic holds"
+          + " burst divided by the partition count). tenant:<name> in place of a topic limits all"
+          + " of a tenant's fires, to any topic. Empty: no limits. What the limits topic holds"
           + " (delay.fire.rate.limits.topic, changed with 'kdelay limits') wins, topic by topic.";
 
   public static final String FIRE_RATE_LIMITS_TOPIC_CONFIG = "delay.fire.rate.limits.topic";

@@ -7,13 +7,15 @@ import java.util.Optional;
 import org.apache.kafka.common.config.ConfigException;
 
 /**
- * How fast kdelay may write to each limited target topic: {@code delay.fire.rate.limits}, a comma
- * separated list of {@code topic=rate} or {@code topic=rate/burst}, the rate in fires per second (a
- * decimal above 0), the burst the most fires that may go out at once after a quiet spell (a whole
- * number, by default the rate rounded up). A topic not listed is not limited.
+ * How fast kdelay may write to each limited target topic, and for each limited tenant: {@code
+ * delay.fire.rate.limits}, a comma separated list of {@code topic=rate} or {@code
+ * topic=rate/burst}, the rate in fires per second (a decimal above 0), the burst the most fires
+ * that may go out at once after a quiet spell (a whole number, by default the rate rounded up). A
+ * topic not listed is not limited. {@code tenant:<name>} in place of a topic limits all of a
+ * tenant's fires, to whatever topic ({@link #tenant}); a tenant's fire then waits for both limits.
  *
  * <pre>
- *   delay.fire.rate.limits=orders.reminders=1000,billing.retries=2.5/10
+ *   delay.fire.rate.limits=orders.reminders=1000,billing.retries=2.5/10,tenant:billing=50/100
  * </pre>
  *
  * <p>Each partition of the request topic fires its share of the limit, rate and burst divided by
@@ -27,6 +29,12 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
 
   /** No topic limited. */
   public static final FireRateLimits NONE = new FireRateLimits(Map.of());
+
+  /** What names a tenant's limit: {@code tenant:<name>}, which no topic name can be. */
+  public static final String TENANT_PREFIX = "tenant:";
+
+  /** What a limit may apply to: a topic's name, or {@code tenant:} and a tenant's. */
+  private static final String SUBJECT = "[A-Za-z0-9._-]{1,249}|tenant:[a-z0-9]{1,32}";
 
   /**
    * One topic's limit.
@@ -110,13 +118,23 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
   }
 
   /**
-   * The limit of a topic, if it has one.
+   * The limit of a topic, or of a tenant ({@link #tenant}), if it has one.
    *
-   * @param topic a target topic
+   * @param topic a target topic, or {@code tenant:<name>}
    * @return its limit, or empty if it is not limited
    */
   public Optional<Limit> of(String topic) {
     return Optional.ofNullable(byTopic.get(topic));
+  }
+
+  /** What names a tenant's limit, among the topics': {@code tenant:<name>}. */
+  public static String tenant(String name) {
+    return TENANT_PREFIX + name;
+  }
+
+  /** Whether a limit's key names a topic or a tenant ({@code tenant:<name>}) it may apply to. */
+  public static boolean isSubject(String key) {
+    return key.matches(SUBJECT);
   }
 
   /** Whether no topic is limited. */
@@ -143,8 +161,8 @@ public record FireRateLimits(Map<String, Limit> byTopic) {
         throw refused(entry, "expected topic=rate or topic=rate/burst");
       }
       String topic = entry.substring(0, equals).strip();
-      if (!topic.matches("[A-Za-z0-9._-]{1,249}")) {
-        throw refused(entry, "not a topic name");
+      if (!isSubject(topic)) {
+        throw refused(entry, "not a topic name, nor tenant: and a tenant's name");
       }
       Limit limit;
       try {

@@ -43,6 +43,9 @@ class DelayConfigTest {
         .isEqualTo(new FireRateLimits.Limit(2.5 / 12, 1));
     // a rate below one a second has a burst of one
     assertThat(FireRateLimits.parse("t=0.25").of("t")).hasValue(new FireRateLimits.Limit(0.25, 1));
+    // a tenant's limit, over all its fires
+    assertThat(FireRateLimits.parse("tenant:billing=50/100").of(FireRateLimits.tenant("billing")))
+        .hasValue(new FireRateLimits.Limit(50, 100));
   }
 
   @Test
@@ -63,7 +66,10 @@ class DelayConfigTest {
           "orders=5/x",
           "or ders=5",
           "orders=5,orders=6",
-          "orders=5,"
+          "orders=5,",
+          "tenant:=5",
+          "tenant:Billing=5",
+          "tenant:billing:x=5"
         }) {
       assertThatThrownBy(
               () -> new DelayConfig(Map.of(DelayConfig.FIRE_RATE_LIMITS_CONFIG, bad)), bad)

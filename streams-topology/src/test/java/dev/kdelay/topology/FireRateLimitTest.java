@@ -85,6 +85,52 @@ class FireRateLimitTest {
   }
 
   @Test
+  void shouldHoldATenantToItsLimitAcrossItsTopicsWhileTheOtherTenantFiresOnTime() {
+    Map<String, Object> teamaFiveASecond =
+        Map.of(
+            DelayConfig.TENANTS_CONFIG,
+            "teama,teamb",
+            DelayConfig.FIRE_RATE_LIMITS_CONFIG,
+            "tenant:teama=5/1");
+    try (DelayDriver driver = new DelayDriver(stateDir, teamaFiveASecond)) {
+      // given: teama's ten tasks due at once, half to each of its topics; teamb's five, same time
+      for (int i = 0; i < 10; i++) {
+        driver.requestAs(
+            "teama",
+            "task-" + i,
+            "a",
+            header(DelayHeaders.TARGET_TOPIC, i % 2 == 0 ? "teama.x" : "teama.y"),
+            header(DelayHeaders.FIRE_AT, Long.toString(DUE.toEpochMilli())));
+      }
+      for (int i = 0; i < 5; i++) {
+        driver.requestAs(
+            "teamb",
+            "task-" + i,
+            "b",
+            header(DelayHeaders.TARGET_TOPIC, "teamb.x"),
+            header(DelayHeaders.FIRE_AT, Long.toString(DUE.toEpochMilli())));
+      }
+
+      // when
+      driver.advanceTo(DUE.plusSeconds(3));
+
+      // then: teamb's fired on time, though teama's came due with them
+      List<Fire> teamb = fires(driver, "teamb.x");
+      assertThat(teamb).hasSize(5).allSatisfy(fire -> assertThat(fire.lateMs()).isLessThan(25));
+      // and teama's went out over both its topics at its rate, in due order (then by id), each as
+      // it was due
+      List<Fire> teama = new ArrayList<>(fires(driver, "teama.x"));
+      teama.addAll(fires(driver, "teama.y"));
+      teama.sort(java.util.Comparator.comparingLong(Fire::firedMs));
+      assertThat(teama).extracting(Fire::id).containsExactlyElementsOf(ids("task-", 0, 10));
+      assertThat(teama).allSatisfy(fire -> assertThat(fire.dueMs()).isEqualTo(DUE.toEpochMilli()));
+      assertSpacedAtTheRate(teama);
+      assertThat(teama.get(9).firedMs() - DUE.toEpochMilli())
+          .isBetween(9 * INTERVAL_MS, 9 * INTERVAL_MS + PUNCTUATION_MS);
+    }
+  }
+
+  @Test
   void shouldNeverFireADeferredTaskThatWasCancelledAndFireATriggeredOneOnceAsItWasDue() {
     try (DelayDriver driver = new DelayDriver(stateDir, FIVE_A_SECOND)) {
       for (int i = 0; i < 10; i++) {

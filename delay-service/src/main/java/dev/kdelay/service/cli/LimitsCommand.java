@@ -36,6 +36,8 @@ import org.apache.kafka.common.utils.Timer;
  * kdelay limits clear TOPIC                back to the configuration's limit, if any
  * </pre>
  *
+ * <p>{@code TOPIC} may be {@code tenant:NAME}, the limit of all of a tenant's fires.
+ *
  * @param verb list, set or clear
  * @param line the rest of the command line
  */
@@ -68,6 +70,12 @@ public record LimitsCommand(String verb, CommandLine line) {
             case "clear" -> "limits clear needs TOPIC";
             default -> "limits list takes no arguments";
           });
+    }
+    if (!verb.equals("list") && !FireRateLimits.isSubject(line.positionals().get(0))) {
+      throw new UsageException(
+          "'"
+              + line.positionals().get(0)
+              + "' is not a topic name, nor tenant: and a tenant's name");
     }
     if (verb.equals("set")) {
       try {

@@ -41,6 +41,14 @@ class LimitsCommandTest {
     assertThatThrownBy(() -> LimitsCommand.parse(List.of("set", "orders")))
         .isInstanceOf(UsageException.class)
         .hasMessageContaining("TOPIC and RATE");
+    for (String notATopic : List.of("orders topic", "tenant:Billing", "tenant:", "a:b")) {
+      assertThatThrownBy(() -> LimitsCommand.parse(List.of("set", notATopic, "10")))
+          .as(notATopic)
+          .isInstanceOf(UsageException.class)
+          .hasMessageContaining("not a topic name, nor tenant:");
+    }
+    assertThat(LimitsCommand.parse(List.of("set", "tenant:billing", "20/20")).verb())
+        .isEqualTo("set");
     assertThatThrownBy(() -> LimitsCommand.parse(List.of("clear")))
         .isInstanceOf(UsageException.class)
         .hasMessageContaining("needs TOPIC");

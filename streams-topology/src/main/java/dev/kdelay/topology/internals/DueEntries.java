@@ -5,6 +5,7 @@ import dev.kdelay.schemas.LogValues;
 import dev.kdelay.schemas.Rejection;
 import dev.kdelay.schemas.RejectionReason;
 import dev.kdelay.schemas.StoredTask;
+import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.Decoded;
 import dev.kdelay.topology.DelayMetrics;
 import dev.kdelay.topology.internals.delivery.Delivery;
@@ -125,7 +126,8 @@ final class DueEntries {
    * @return whether it was deferred
    */
   private boolean deferIfLimited(MeteredScheduleStore.Due due, StoredTask task, long nowMs) {
-    OptionalLong slot = slots.take(task.schedule().target().topic(), nowMs);
+    OptionalLong slot =
+        slots.take(task.schedule().target().topic(), TenantIds.tenantOf(due.stored().id()), nowMs);
     if (slot.isEmpty()) {
       return false;
     }

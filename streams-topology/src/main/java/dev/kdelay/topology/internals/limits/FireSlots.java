@@ -27,6 +27,10 @@ import org.apache.kafka.streams.state.Stores;
  * before it: deferred fires go out in the order they came due, at the limit's rate, and a fire that
  * comes due later waits behind them.
  *
+ * <p>A tenant may have a limit of its own ({@link FireRateLimits#tenant}), over all its fires to
+ * whatever topic: its clock works the same way, and a tenant's fire goes out at the first slot
+ * within both its topic's limit and its tenant's, each clock moving on from there.
+ *
  * <p>The limits may change while it runs ({@code limits} is asked at each fire): a new rate spaces
  * the fires that come due after the change, and fires deferred before it keep their slots. A topic
  * whose limit was lifted while fires were deferred goes on deferring, a millisecond apart, until
@@ -41,7 +45,10 @@ import org.apache.kafka.streams.state.Stores;
  */
 public final class FireSlots {
 
-  /** The store of the clocks: target topic to its clock, microseconds since the epoch. */
+  /**
+   * The store of the clocks: target topic, or {@code tenant:<name>}, to its clock, microseconds
+   * since the epoch.
+   */
   public static final String STORE = "delay-fire-slots";
 
   private static final long MICROS_PER_MS = 1_000;
@@ -55,6 +62,7 @@ public final class FireSlots {
   private final KeyValueStore<String, Long> store;
   private final Map<String, Long> clocks = new HashMap<>();
   private final Set<String> changed = new LinkedHashSet<>();
+  private final Map<String, String> tenantSubjects = new HashMap<>(); // tenant -> tenant:<name>
   private boolean loaded;
 
   /**
@@ -99,41 +107,107 @@ public final class FireSlots {
    *     it is deferred to, after {@code nowMs}
    */
   public OptionalLong take(String topic, long nowMs) {
+    return take(topic, "", nowMs);
+  }
+
+  /**
+   * When a tenant's fire to a topic that came due may go out, and takes its place: now, or the
+   * first slot where it is within both the topic's limit and the tenant's ({@link
+   * FireRateLimits#tenant}). Each limit's clock then moves on from that slot.
+   *
+   * @param topic the fire's target topic
+   * @param tenant the tenant whose task it is; empty for the shared namespace's
+   * @param nowMs the wall-clock time
+   * @return empty to fire now, else the millisecond it is deferred to, after {@code nowMs}
+   */
+  public OptionalLong take(String topic, String tenant, long nowMs) {
     if (!loaded) {
-      // A handful of entries, one per topic limited now or lately.
+      // A handful of entries, one per topic or tenant limited now or lately.
       try (KeyValueIterator<String, Long> all = store.all()) {
         all.forEachRemaining(clock -> clocks.put(clock.key, clock.value));
       }
       loaded = true;
     }
-    Limit limit = limits.get().of(topic).orElse(null);
-    Long clock = clocks.get(topic);
-    if (limit == null && clock == null) {
-      return OptionalLong.empty(); // the common case: one look-up in memory
+    FireRateLimits now = limits.get();
+    long nowMicros = nowMs * MICROS_PER_MS;
+    Bucket byTopic = bucket(topic, now, nowMicros);
+    Bucket byTenant =
+        tenant.isEmpty()
+            ? null
+            : bucket(
+                tenantSubjects.computeIfAbsent(tenant, FireRateLimits::tenant), now, nowMicros);
+    if (byTopic == null && byTenant == null) {
+      return OptionalLong.empty(); // the common case: a look-up or two in memory
     }
-    long now = nowMs * MICROS_PER_MS;
-    long interval;
-    long tolerance;
+    long fireAt =
+        Math.max(
+            nowMicros,
+            Math.max(
+                byTopic == null ? nowMicros : byTopic.conforms(),
+                byTenant == null ? nowMicros : byTenant.conforms()));
+    if (byTopic != null) {
+      byTopic.took(fireAt);
+    }
+    if (byTenant != null) {
+      byTenant.took(fireAt);
+    }
+    if (fireAt <= nowMicros) {
+      return OptionalLong.empty();
+    }
+    return OptionalLong.of(Math.max(nowMs + 1, -Math.floorDiv(-fireAt, MICROS_PER_MS)));
+  }
+
+  /**
+   * The clock of what a limit applies to (a topic, or a tenant), and where it allows the next fire;
+   * null if it has no limit and no clock, or a clock that no longer holds anything back (then
+   * forgotten).
+   */
+  private Bucket bucket(String subject, FireRateLimits now, long nowMicros) {
+    Limit limit = now.of(subject).orElse(null);
+    Long clock = clocks.get(subject);
+    if (limit == null && clock == null) {
+      return null;
+    }
     if (limit != null) {
       Limit share = limit.share(partitions);
-      interval = Math.max(1, Math.round(MICROS_PER_SECOND / share.perSecond()));
-      tolerance = saturated(() -> Math.multiplyExact(share.burst() - 1L, interval));
-    } else if (clock > now) {
-      interval = MICROS_PER_MS; // lifted while fires wait: behind them, a millisecond apart
-      tolerance = 0;
-    } else {
-      clocks.remove(topic); // lifted, and what it deferred is due: forget the clock
-      changed.add(topic);
-      return OptionalLong.empty();
+      long interval = Math.max(1, Math.round(MICROS_PER_SECOND / share.perSecond()));
+      long tolerance = saturated(() -> Math.multiplyExact(share.burst() - 1L, interval));
+      return new Bucket(subject, clock == null ? nowMicros : clock, interval, tolerance);
     }
-    long next = Math.max(clock == null ? now : clock, now);
-    clocks.put(topic, saturated(() -> Math.addExact(next, interval)));
-    changed.add(topic);
-    long conforms = next - tolerance;
-    if (conforms <= now) {
-      return OptionalLong.empty();
+    if (clock > nowMicros) {
+      // lifted while fires wait: behind them, a millisecond apart
+      return new Bucket(subject, clock, MICROS_PER_MS, 0);
     }
-    return OptionalLong.of(Math.max(nowMs + 1, -Math.floorDiv(-conforms, MICROS_PER_MS)));
+    clocks.remove(subject); // lifted, and what it deferred is due: forget the clock
+    changed.add(subject);
+    return null;
+  }
+
+  /** One limit's clock (the generic cell rate algorithm's theoretical arrival time). */
+  private final class Bucket {
+    private final String subject;
+    private final long clock;
+    private final long interval;
+    private final long tolerance;
+
+    Bucket(String subject, long clock, long interval, long tolerance) {
+      this.subject = subject;
+      this.clock = clock;
+      this.interval = interval;
+      this.tolerance = tolerance;
+    }
+
+    /** The earliest time, in microseconds, a fire is within this limit. */
+    long conforms() {
+      return clock - tolerance;
+    }
+
+    /** A fire went out, or was given its slot, at {@code fireAt}: the clock moves on from there. */
+    void took(long fireAt) {
+      long next = Math.max(clock, fireAt);
+      clocks.put(subject, saturated(() -> Math.addExact(next, interval)));
+      changed.add(subject);
+    }
   }
 
   /**
@@ -153,12 +227,12 @@ public final class FireSlots {
    * entries, before its commit.
    */
   public void save() {
-    for (String topic : changed) {
-      Long clock = clocks.get(topic);
+    for (String subject : changed) {
+      Long clock = clocks.get(subject);
       if (clock == null) {
-        store.delete(topic);
+        store.delete(subject);
       } else {
-        store.put(topic, clock);
+        store.put(subject, clock);
       }
     }
     changed.clear();

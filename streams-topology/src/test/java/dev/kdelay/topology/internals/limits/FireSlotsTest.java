@@ -38,6 +38,60 @@ class FireSlotsTest {
   }
 
   @Test
+  void shouldHoldATenantsFiresToAllItsTopicsWithinItsLimitAndNoOtherTenants() {
+    FireSlots slots = new FireSlots(limits("tenant:teama=10/1"), 1, store);
+
+    // teama's fires to two topics share its 10 a second, one every 100 ms
+    List<OptionalLong> teama =
+        List.of(
+            slots.take("teama.x", "teama", NOW),
+            slots.take("teama.y", "teama", NOW),
+            slots.take("teama.x", "teama", NOW));
+    // teamb's, and the shared namespace's, go at once
+    List<OptionalLong> others =
+        List.of(
+            slots.take("teama.x", "teamb", NOW),
+            slots.take("teama.x", "", NOW),
+            slots.take("teamb.x", "teamb", NOW));
+
+    assertThat(teama)
+        .containsExactly(
+            OptionalLong.empty(), OptionalLong.of(NOW + 100), OptionalLong.of(NOW + 200));
+    assertThat(others).containsOnly(OptionalLong.empty());
+  }
+
+  @Test
+  void shouldGiveATenantsFireTheFirstSlotWithinBothItsTopicsAndItsTenantsLimit() {
+    FireSlots slots = new FireSlots(limits("shared=2/1,tenant:teama=10/1"), 1, store);
+
+    // the topic allows one every 500 ms, the tenant one every 100 ms: the topic decides
+    List<OptionalLong> toShared =
+        List.of(slots.take("shared", "teama", NOW), slots.take("shared", "teama", NOW));
+    // and the tenant's clock moved on from the slot the topic gave: its next fire elsewhere waits
+    // 100 ms after that slot, not after now
+    OptionalLong elsewhere = slots.take("teama.x", "teama", NOW);
+    // another tenant's fire to the topic waits behind teama's, for the topic's limit only
+    OptionalLong teamb = slots.take("shared", "teamb", NOW);
+
+    assertThat(toShared).containsExactly(OptionalLong.empty(), OptionalLong.of(NOW + 500));
+    assertThat(elsewhere).isEqualTo(OptionalLong.of(NOW + 600));
+    assertThat(teamb).isEqualTo(OptionalLong.of(NOW + 1_000));
+  }
+
+  @Test
+  void shouldKeepATenantsClockAcrossAReopen() {
+    FireSlots first = new FireSlots(limits("tenant:teama=1/1"), 1, store);
+    assertThat(first.take("teama.x", "teama", NOW)).isEmpty();
+    assertThat(first.take("teama.y", "teama", NOW)).isEqualTo(OptionalLong.of(NOW + 1_000));
+    first.save();
+
+    FireSlots reopened = new FireSlots(limits("tenant:teama=1/1"), 1, store);
+
+    assertThat(reopened.take("teama.z", "teama", NOW + 10)).isEqualTo(OptionalLong.of(NOW + 2_000));
+    assertThat(store.get(FireRateLimits.tenant("teama"))).isNotNull();
+  }
+
+  @Test
   void shouldFireATopicWithoutALimitAtOnce() {
     FireSlots slots = new FireSlots(limits("limited=1"), 1, store);
 
