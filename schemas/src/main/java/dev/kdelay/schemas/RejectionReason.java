@@ -36,6 +36,12 @@ public enum RejectionReason {
   /** The payload or the headers exceed the configured limits. */
   TOO_LARGE,
   /**
+   * A tenant's new schedule (not a replacement of one it holds) while the tenant holds as many
+   * pending schedules as {@code delay.tenant.<tenant>.max.pending} allows. Cancel or let some fire,
+   * then send it again.
+   */
+  TOO_MANY_PENDING,
+  /**
    * A newer request for the same id already applied (requests for an id apply in timestamp order;
    * this one arrived late, typically through the reroute topic), or one stamped the same fired or
    * cancelled the id (a retry or a replay of what already fired).

@@ -47,7 +47,8 @@ class RequestVectorsTest {
           RejectionReason.UNREADABLE_TASK,
           RejectionReason.INTERNAL,
           RejectionReason.UNDELIVERABLE,
-          RejectionReason.IMPORT_REFUSED);
+          RejectionReason.IMPORT_REFUSED,
+          RejectionReason.TOO_MANY_PENDING);
 
   static Stream<Arguments> vectors() {
     return allVectors().stream().map(v -> Arguments.of(v.get("name").asText(), v));

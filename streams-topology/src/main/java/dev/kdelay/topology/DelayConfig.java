@@ -78,8 +78,9 @@ public final class DelayConfig extends AbstractConfig {
           + " (so that Kafka ACLs decide who schedules as whom), its ids are its own, its targets"
           + " must match delay.tenant.<tenant>.target.topic.allow (default: topics named"
           + " '<tenant>.*') as well as delay.target.topic.allow, its payloads may be at most"
-          + " delay.tenant.<tenant>.max.payload.bytes (default: delay.max.payload.bytes), and"
-          + " its dead letters go to"
+          + " delay.tenant.<tenant>.max.payload.bytes (default: delay.max.payload.bytes), it may"
+          + " hold at most delay.tenant.<tenant>.max.pending pending schedules (default: no"
+          + " limit; each partition its share), and its dead letters go to"
           + " '<dead-letter topic>.<tenant>'. Empty: no tenants, one namespace.";
 
   public static final String HORIZON_CONFIG = "delay.horizon.ms";

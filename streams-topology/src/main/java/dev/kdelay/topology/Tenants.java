@@ -23,6 +23,8 @@ import org.apache.kafka.common.config.ConfigException;
  *       matches, by default those named {@code <tenant>.*}; the deployment's target policy applies
  *       too.
  *   <li>Its dead letters go to {@code <dead-letter topic>.<tenant>}, which ACLs can let it read.
+ *   <li>It may hold at most {@code delay.tenant.<tenant>.max.pending} pending schedules, each
+ *       partition its share.
  * </ul>
  *
  * <p>The shared request topic stays: who can write to it acts for every tenant (an id there in
@@ -43,8 +45,14 @@ public final class Tenants {
    */
   public static final String MAX_PAYLOAD_BYTES_SUFFIX = ".max.payload.bytes";
 
+  /**
+   * The most pending schedules a tenant may hold, each partition of the request topic its share:
+   * {@code delay.tenant.<tenant>.max.pending}.
+   */
+  public static final String MAX_PENDING_SUFFIX = ".max.pending";
+
   private static final List<String> SUFFIXES =
-      List.of(TARGET_TOPIC_ALLOW_SUFFIX, MAX_PAYLOAD_BYTES_SUFFIX);
+      List.of(TARGET_TOPIC_ALLOW_SUFFIX, MAX_PAYLOAD_BYTES_SUFFIX, MAX_PENDING_SUFFIX);
 
   /** No tenants: one namespace. */
   public static final Tenants NONE = new Tenants(List.of());
@@ -57,13 +65,26 @@ public final class Tenants {
    * @param dlqTopic the topic of its dead letters
    * @param targetAllow what its targets must match in full
    * @param maxPayloadBytes its largest payload
+   * @param maxPending the most pending schedules it may hold; {@link Long#MAX_VALUE} for no limit
    */
   public record Tenant(
       String name,
       String requestsTopic,
       String dlqTopic,
       Pattern targetAllow,
-      int maxPayloadBytes) {}
+      int maxPayloadBytes,
+      long maxPending) {
+
+    /**
+     * The most pending schedules one of {@code partitions} partitions may hold for it: its share,
+     * rounded up, so that the whole holds at least the limit when ids spread evenly.
+     */
+    public long maxPendingPerPartition(int partitions) {
+      return maxPending == Long.MAX_VALUE
+          ? Long.MAX_VALUE
+          : (maxPending + partitions - 1) / Math.max(1, partitions);
+    }
+  }
 
   private final Map<String, Tenant> byName = new LinkedHashMap<>();
   private final Map<String, Tenant> byRequestsTopic = new LinkedHashMap<>();
@@ -129,10 +150,31 @@ public final class Tenants {
               .apply(payloadKey)
               .map(value -> bytes(payloadKey, value, maxPayloadBytes))
               .orElse(maxPayloadBytes);
+      String pendingKey = KEY_PREFIX + name + MAX_PENDING_SUFFIX;
+      long maxPending =
+          setting.apply(pendingKey).map(value -> count(pendingKey, value)).orElse(Long.MAX_VALUE);
       tenants.add(
-          new Tenant(name, requestsTopic + "." + name, dlqTopic + "." + name, pattern, maxPayload));
+          new Tenant(
+              name,
+              requestsTopic + "." + name,
+              dlqTopic + "." + name,
+              pattern,
+              maxPayload,
+              maxPending));
     }
     return tenants.isEmpty() ? NONE : new Tenants(tenants);
+  }
+
+  private static long count(String key, String value) {
+    try {
+      long count = Long.parseLong(value.strip());
+      if (count >= 1) {
+        return count;
+      }
+    } catch (NumberFormatException e) {
+      // said below
+    }
+    throw new ConfigException(key, value, "a number of schedules, at least 1");
   }
 
   private static int bytes(String key, String value, int most) {

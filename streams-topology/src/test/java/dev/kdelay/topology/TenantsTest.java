@@ -35,6 +35,59 @@ class TenantsTest {
   @TempDir Path stateDir;
 
   @Test
+  void shouldRefuseATenantsNewScheduleBeyondItsPendingLimitButNeverAReplacementOrACancel() {
+    Map<String, Object> teamaHoldsTwo =
+        Map.of(
+            DelayConfig.TENANTS_CONFIG,
+            "teama,teamb",
+            "delay.tenant.teama.max.pending",
+            "4",
+            DelayConfig.REQUESTS_PARTITIONS_CONFIG,
+            2);
+    try (DelayDriver driver = new DelayDriver(stateDir, teamaHoldsTwo)) {
+      // given: teama holds two (its share of four over two partitions), one of them paused
+      driver.requestAs("teama", "a-1", "1", schedule("teama.orders", DUE));
+      driver.requestAs(
+          "teama",
+          "a-2",
+          "2",
+          header(DelayHeaders.TARGET_TOPIC, "teama.orders"),
+          header(DelayHeaders.CRON, "0 0 * * * ?"));
+      driver.requestAs("teama", "a-2", null, header(DelayHeaders.ACTION, "pause"));
+
+      // when: a third, a replacement of the first, teamb's and the shared namespace's
+      driver.requestAs("teama", "a-3", "3", schedule("teama.orders", DUE));
+      driver.requestAs("teama", "a-1", "1 again", schedule("teama.orders", DUE));
+      driver.requestAs("teamb", "b-1", "b", schedule("teamb.orders", DUE));
+      driver.request("shared-1", "s", schedule("teamb.orders", DUE));
+
+      // then: only the third is refused, into teama's dead letters
+      List<TestRecord<byte[], byte[]>> dead = driver.output("delay-dlq.teama").readRecordsToList();
+      assertThat(dead).extracting(r -> text(r.key())).containsExactly("a-3");
+      assertThat(headerText(dead.get(0).headers(), DelayHeaders.ERROR))
+          .isEqualTo(RejectionReason.TOO_MANY_PENDING.name());
+      assertThat(headerText(dead.get(0).headers(), DelayHeaders.ERROR_MESSAGE))
+          .contains("holds 2 pending schedules", "max.pending=4 over 2 partitions");
+
+      // when: teama cancels one, and schedules the third again
+      driver.requestAs("teama", "a-2", null, header(DelayHeaders.ACTION, "cancel"));
+      driver.requestAs("teama", "a-3", "3", schedule("teama.orders", DUE));
+      driver.advanceTo(DUE.plusMillis(50));
+
+      // then: there was room, and every schedule held fired
+      assertThat(driver.output("delay-dlq.teama").readRecordsToList()).isEmpty();
+      assertThat(driver.output("teama.orders").readRecordsToList())
+          .extracting(r -> text(r.value()))
+          .containsExactlyInAnyOrder("1 again", "3");
+      assertThat(driver.output("teamb.orders").readRecordsToList()).hasSize(2);
+      // and once fired, the two leave room for two more
+      driver.requestAs("teama", "a-4", "4", schedule("teama.orders", DUE.plusSeconds(60)));
+      driver.requestAs("teama", "a-5", "5", schedule("teama.orders", DUE.plusSeconds(60)));
+      assertThat(driver.output("delay-dlq.teama").readRecordsToList()).isEmpty();
+    }
+  }
+
+  @Test
   void shouldKeepEachTenantsIdsItsOwnWhenTwoUseTheSameId() {
     try (DelayDriver driver = new DelayDriver(stateDir, TWO_TENANTS)) {
       // given: both tenants schedule order-1, each to its own topic
@@ -253,6 +306,23 @@ class TenantsTest {
                         DelayConfig.TENANTS_CONFIG, "a", "delay.tenant.a.max.payload.bytes", "-1")))
         .isInstanceOf(ConfigException.class)
         .hasMessageContaining("a number of bytes");
+    for (String pending : List.of("0", "many", "-5")) {
+      assertThatThrownBy(
+              () ->
+                  config(
+                      Map.of(
+                          DelayConfig.TENANTS_CONFIG, "a", "delay.tenant.a.max.pending", pending)))
+          .as(pending)
+          .isInstanceOf(ConfigException.class)
+          .hasMessageContaining("a number of schedules, at least 1");
+    }
+    assertThat(
+            config(Map.of(DelayConfig.TENANTS_CONFIG, "a", "delay.tenant.a.max.pending", "10"))
+                .tenants()
+                .named("a")
+                .orElseThrow()
+                .maxPendingPerPartition(4))
+        .isEqualTo(3);
     assertThat(config(Map.of()).tenants().isEmpty()).isTrue();
     assertThat(config(Map.of(DelayConfig.TENANTS_CONFIG, " a , b2 ")).tenants().requestsTopics())
         .containsExactly("delay-requests.a", "delay-requests.b2");

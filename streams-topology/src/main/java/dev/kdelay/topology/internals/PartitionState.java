@@ -5,7 +5,11 @@ import dev.kdelay.topology.PartitionGauges;
 import dev.kdelay.topology.internals.store.ScheduleBytes;
 import dev.kdelay.topology.internals.store.ScheduleEntry;
 import dev.kdelay.topology.internals.store.ScheduleEntry.State;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.OptionalLong;
 import org.apache.kafka.common.utils.Bytes;
 import org.apache.kafka.streams.processor.Cancellable;
 import org.apache.kafka.streams.processor.PunctuationType;
@@ -40,6 +44,8 @@ final class PartitionState implements PartitionGauges {
   private long paused;
   private boolean counted;
   private Bytes scannedUpTo; // every id at or below this is counted; null before the first chunk
+  // each tenant's stored schedules (scheduled or paused), counted as the totals are
+  private final Map<String, long[]> storedByTenant = new HashMap<>();
   private long lastNextDue = UNKNOWN;
   private long lastOverdueSince = UNKNOWN;
 
@@ -63,7 +69,43 @@ final class PartitionState implements PartitionGauges {
     }
     add(from, -1);
     add(to, 1);
+    int stored = stored(to) - stored(from);
+    if (stored != 0) {
+      String tenant = tenantOf(id.get());
+      if (tenant != null) {
+        storedByTenant.computeIfAbsent(tenant, t -> new long[1])[0] += stored;
+      }
+    }
     publishCounts();
+  }
+
+  /**
+   * How many schedules (scheduled or paused) the tenant holds on this partition; empty while the
+   * partition is still counting what it held when it started here.
+   */
+  OptionalLong storedOf(String tenant) {
+    if (!counted) {
+      return OptionalLong.empty();
+    }
+    long[] count = storedByTenant.get(tenant);
+    return OptionalLong.of(count == null ? 0 : count[0]);
+  }
+
+  private static int stored(State state) {
+    return state == State.SCHEDULED || state == State.PAUSED ? 1 : 0;
+  }
+
+  /** The tenant of a kept id's bytes (U+0000, the tenant, U+0000, the id); null for a plain id. */
+  private static String tenantOf(byte[] id) {
+    if (id.length == 0 || id[0] != 0) {
+      return null;
+    }
+    for (int i = 1; i < id.length; i++) {
+      if (id[i] == 0) {
+        return new String(id, 1, i - 1, StandardCharsets.UTF_8);
+      }
+    }
+    return null;
   }
 
   /**
@@ -105,7 +147,12 @@ final class PartitionState implements PartitionGauges {
               Decoded<ScheduleEntry> decoded = ScheduleEntry.decode(entry);
               // Unreadable: not counted. A schedule or cancel replaces it, counting it then.
               if (decoded.isReadable()) {
-                add(decoded.value().state(), 1);
+                State state = decoded.value().state();
+                add(state, 1);
+                String tenant = stored(state) == 1 ? tenantOf(id) : null;
+                if (tenant != null) {
+                  storedByTenant.computeIfAbsent(tenant, t -> new long[1])[0]++;
+                }
               }
             });
     if (last != null) {

@@ -203,7 +203,14 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
         new FireSlots(limits, requestsPartitions, context.getStateStore(FireSlots.STORE));
     DueEntries due = new DueEntries(writes, recurrence, metrics, config.firedRetentionMs(), slots);
     this.schedules =
-        new Schedules(store, writes, due, config.cancelRetentionMs(), recurrence, metrics);
+        new Schedules(
+            store,
+            writes,
+            due,
+            config.cancelRetentionMs(),
+            recurrence,
+            metrics,
+            new TenantPending(tenants, requestsPartitions, gauges));
     store.onCommit(
         () -> {
           FireCommits.committed();

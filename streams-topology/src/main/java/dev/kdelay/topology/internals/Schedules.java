@@ -54,6 +54,7 @@ final class Schedules {
   private final DueEntries due;
   private final long cancelRetentionMs;
   private final Recurrence recurrence;
+  private final TenantPending pending;
   private final DelayMetrics metrics;
 
   Schedules(
@@ -62,8 +63,10 @@ final class Schedules {
       DueEntries due,
       long cancelRetentionMs,
       Recurrence recurrence,
-      DelayMetrics metrics) {
+      DelayMetrics metrics,
+      TenantPending pending) {
     this.store = store;
+    this.pending = pending;
     this.writes = writes;
     this.due = due;
     this.cancelRetentionMs = cancelRetentionMs;
@@ -121,7 +124,7 @@ final class Schedules {
     }
     By by = new By(request.timestamp(), origin);
     return switch (request.action()) {
-      case SCHEDULE -> schedule(id, stored, request.schedule(), by, nowMs);
+      case SCHEDULE -> schedule(id, stored, current, request.schedule(), by, nowMs);
       case CANCEL -> cancel(id, stored, current, by, nowMs);
       case PAUSE -> pause(id, stored, current, by);
       case RESUME -> resume(id, stored, current, by, nowMs);
@@ -224,7 +227,15 @@ final class Schedules {
   }
 
   private Optional<Rejection> schedule(
-      String id, Stored stored, Schedule schedule, By by, long nowMs) {
+      String id, Stored stored, ScheduleEntry current, Schedule schedule, By by, long nowMs) {
+    boolean replaces =
+        current != null && (current.state() == State.SCHEDULED || current.state() == State.PAUSED);
+    if (!replaces) {
+      Optional<Rejection> full = pending.refusesNew(id);
+      if (full.isPresent()) {
+        return full;
+      }
+    }
     OptionalLong due =
         schedule.timing() instanceof Timing.Once once
             ? OptionalLong.of(once.dueMs())
@@ -393,7 +404,7 @@ final class Schedules {
               ScheduleEntry.NOT_TRIGGERED, by.requestMs(), by.origin(), task));
       return Optional.empty();
     }
-    return schedule(id, stored, schedule, by, nowMs);
+    return schedule(id, stored, current, schedule, by, nowMs);
   }
 
   /** The schedule with a new timing; what it delivers, and where, stay. */

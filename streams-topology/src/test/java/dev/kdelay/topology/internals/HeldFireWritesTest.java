@@ -385,7 +385,13 @@ class HeldFireWritesTest {
               FireSlots.none());
       schedules =
           new Schedules(
-              store, writes, due, Duration.ofHours(1).toMillis(), recurrence, DelayMetrics.NOOP);
+              store,
+              writes,
+              due,
+              Duration.ofHours(1).toMillis(),
+              recurrence,
+              DelayMetrics.NOOP,
+              TenantPending.NONE);
       store.onCommit(writes::committing);
     }
 

@@ -93,6 +93,38 @@ class PartitionStateTest {
   }
 
   @Test
+  void shouldCountEachTenantsStoredSchedulesOnceCounted() {
+    // given: teama holds three (one paused) and a cancelled marker, teamb one, plain ids two
+    storeAs("teama", "a1", State.SCHEDULED);
+    storeAs("teama", "a2", State.PAUSED);
+    storeAs("teama", "a3", State.SCHEDULED);
+    storeAs("teama", "a4", State.CANCELLED);
+    storeAs("teamb", "b1", State.SCHEDULED);
+    store(1, State.SCHEDULED);
+    store(2, State.SCHEDULED);
+
+    // when: counted in steps
+    assertThat(state.countSome(entries, 3)).isFalse();
+    // then: nothing is said until the count is complete
+    assertThat(state.storedOf("teama")).isEmpty();
+    while (!state.countSome(entries, 3)) {
+      // counting on
+    }
+    assertThat(state.storedOf("teama")).hasValue(3);
+    assertThat(state.storedOf("teamb")).hasValue(1);
+    assertThat(state.storedOf("teamc")).hasValue(0);
+
+    // and: a fire, a pause and a new schedule count as they happen
+    state.transition(kept("teama", "a1"), State.SCHEDULED, null);
+    state.transition(kept("teama", "a3"), State.SCHEDULED, State.PAUSED);
+    state.transition(kept("teamb", "b2"), null, State.SCHEDULED);
+    state.transition(kept("teamb", "b3"), State.CANCELLED, State.SCHEDULED);
+    assertThat(state.storedOf("teama")).hasValue(2);
+    assertThat(state.storedOf("teamb")).hasValue(3);
+    assertThat(state.pendingTasks()).isEqualTo(5);
+  }
+
+  @Test
   void shouldCountAnEmptyPartitionAtOnce() {
     assertThat(state.countSome(entries, 4)).isTrue();
     assertThat(state.pendingTasks()).isZero();
@@ -114,6 +146,16 @@ class PartitionStateTest {
   private void fire(int i) {
     entries.write(id(i).get(), entries.get(id(i).get()), null);
     state.transition(id(i), State.SCHEDULED, null);
+  }
+
+  private void storeAs(String tenant, String id, State s) {
+    byte[] task = s.marker() ? new byte[0] : new byte[] {1};
+    entries.write(kept(tenant, id).get(), null, new ScheduleEntry(s, 1_000, 0, task).toBytes());
+  }
+
+  private static Bytes kept(String tenant, String id) {
+    return Bytes.wrap(
+        dev.kdelay.schemas.TenantIds.qualified(tenant, id).getBytes(StandardCharsets.UTF_8));
   }
 
   private static Bytes id(int i) {
