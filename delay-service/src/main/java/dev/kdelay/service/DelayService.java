@@ -32,6 +32,7 @@ import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayTopology;
 import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.StreamsTuning;
+import dev.kdelay.topology.Tenants;
 import dev.kdelay.topology.internals.delivery.DeliveryFailureHandler;
 import dev.kdelay.topology.internals.delivery.DeliveryQuarantine;
 import dev.kdelay.topology.internals.delivery.TargetPolicy;
@@ -417,6 +418,7 @@ public final class DelayService implements AutoCloseable {
     streams.setStateListener(this::onStateChange);
     streams.setGlobalStateRestoreListener(restoreProgress);
     metrics.bind(streams);
+    metrics.tenants(ready.tenants().all().stream().map(Tenants.Tenant::name).toList());
     if (http != null) {
       startHttp(ready, self);
     }

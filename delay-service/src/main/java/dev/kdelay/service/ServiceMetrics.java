@@ -27,6 +27,7 @@ import java.time.Clock;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.Collection;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -115,6 +116,10 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   private final Timer deferral;
   private final Timer punctuationDuration;
   private final DistributionSummary punctuationTasks;
+  private final Map<String, TenantMeters> tenants = new ConcurrentHashMap<>();
+
+  /** What is counted of one tenant's fires. */
+  private record TenantMeters(Counter fired, Timer lateness) {}
 
   /**
    * Creates the registry and every kdelay meter.
@@ -302,6 +307,56 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
   public void taskFired(long latenessMs) {
     fired.increment();
     lateness.record(latenessMs, TimeUnit.MILLISECONDS);
+  }
+
+  @Override
+  public void tenantTaskFired(String tenant, long latenessMs) {
+    TenantMeters meters = tenants.computeIfAbsent(tenant, this::tenantMeters);
+    meters.fired().increment();
+    meters.lateness().record(latenessMs, TimeUnit.MILLISECONDS);
+  }
+
+  private TenantMeters tenantMeters(String tenant) {
+    return new TenantMeters(
+        Counter.builder("kdelay.tenant.tasks.fired")
+            .description("A tenant's tasks fired to their target topics (occurrences, for cron)")
+            .tag("tenant", tenant)
+            .register(registry),
+        Timer.builder("kdelay.tenant.fire.lateness")
+            .description("How long after its due time a tenant's task fired")
+            .tag("tenant", tenant)
+            .serviceLevelObjectives(LATENESS_BUCKETS)
+            .register(registry));
+  }
+
+  /**
+   * Registers each tenant's meters: its fires, their lateness, and the schedules it holds on this
+   * instance, so that a tenant shows in the scrape before its first fire.
+   *
+   * @param names the deployment's tenants
+   */
+  public void tenants(Collection<String> names) {
+    for (String tenant : names) {
+      tenants.computeIfAbsent(tenant, this::tenantMeters);
+      Gauge.builder("kdelay.tenant.schedules.pending", this, m -> m.storedBy(tenant))
+          .description(
+              "A tenant's schedules on this instance, waiting or paused (NaN while still counting)")
+          .tag("tenant", tenant)
+          .register(registry);
+    }
+  }
+
+  /** A tenant's schedules over this instance's partitions; NaN while any is still counting. */
+  private double storedBy(String tenant) {
+    long sum = 0;
+    for (PartitionGauges gauges : partitions.values()) {
+      Map<String, Long> counts = gauges.storedByTenant();
+      if (counts == null) {
+        return Double.NaN;
+      }
+      sum += counts.getOrDefault(tenant, 0L);
+    }
+    return sum;
   }
 
   @Override

@@ -10,6 +10,7 @@ import java.time.Clock;
 import java.time.Instant;
 import java.time.ZoneOffset;
 import java.util.Arrays;
+import java.util.List;
 import java.util.Map;
 import java.util.OptionalDouble;
 import java.util.concurrent.TimeUnit;
@@ -187,6 +188,58 @@ public class ServiceMetricsTest {
   }
 
   /** The value of one sample line of a scrape, by its name and labels as written. */
+  @Test
+  void shouldCountEachTenantsFiresAndSchedulesWhenScraped() {
+    // given: two tenants; two partitions, teama holding schedules on both, teamb on one
+    metrics.tenants(List.of("teama", "teamb"));
+    metrics.partitionOpened(new TenantGauges(0, Map.of("teama", 3L, "teamb", 2L)));
+    metrics.partitionOpened(new TenantGauges(1, Map.of("teama", 4L)));
+
+    // when: teama's tasks fire, one of them late
+    metrics.tenantTaskFired("teama", 3);
+    metrics.tenantTaskFired("teama", 1_500);
+    String scrape = metrics.scrape();
+
+    // then
+    assertThat(sample(scrape, "kdelay_tenant_schedules_pending{tenant=\"teama\"}")).hasValue(7);
+    assertThat(sample(scrape, "kdelay_tenant_schedules_pending{tenant=\"teamb\"}")).hasValue(2);
+    assertThat(sample(scrape, "kdelay_tenant_tasks_fired_total{tenant=\"teama\"}")).hasValue(2);
+    assertThat(sample(scrape, "kdelay_tenant_tasks_fired_total{tenant=\"teamb\"}")).hasValue(0);
+    assertThat(sample(scrape, "kdelay_tenant_fire_lateness_seconds_count{tenant=\"teama\"}"))
+        .hasValue(2);
+
+    // and while a partition still counts what it holds, the tenant's figure is unknown
+    metrics.partitionOpened(new TenantGauges(2, null));
+    assertThat(
+            sample(metrics.scrape(), "kdelay_tenant_schedules_pending{tenant=\"teamb\"}")
+                .orElseThrow())
+        .isNaN();
+  }
+
+  /** A partition's gauges that say only what its tenants hold. */
+  private record TenantGauges(int partition, Map<String, Long> storedByTenant)
+      implements PartitionGauges {
+    @Override
+    public long pendingTasks() {
+      return 0;
+    }
+
+    @Override
+    public long pausedSchedules() {
+      return 0;
+    }
+
+    @Override
+    public long nextDueMs() {
+      return PartitionGauges.NONE;
+    }
+
+    @Override
+    public long overdueSinceMs() {
+      return PartitionGauges.NONE;
+    }
+  }
+
   public static OptionalDouble sample(String scrape, String series) {
     Map<String, String> samples =
         Arrays.stream(scrape.split("\n"))

@@ -287,6 +287,19 @@ class TenantsIT {
     assertThat(cancel.body()).contains("\"requestsTopic\":\"" + REQUESTS + ".teama\"");
     await(port, TEAMA_TOKEN, "/schedules/later", 200, "\"cancelled\"");
     await(port, TEAMB_TOKEN, "/schedules/later", 200, "b-later");
+    // and the metrics count each tenant's fires and schedules
+    long deadline = System.nanoTime() + READ_TIMEOUT.toNanos();
+    String scrape = "";
+    while (System.nanoTime() < deadline
+        && !(scrape.contains("kdelay_tenant_tasks_fired_total{tenant=\"teama\"} 1.0")
+            && scrape.contains("kdelay_tenant_schedules_pending{tenant=\"teamb\"} 1.0"))) {
+      scrape = http(port, OPERATOR_TOKEN, "GET", "/metrics").body();
+      Thread.sleep(200); // polling the scrape until the next punctuation published the counts
+    }
+    assertThat(scrape)
+        .contains(
+            "kdelay_tenant_tasks_fired_total{tenant=\"teama\"} 1.0",
+            "kdelay_tenant_schedules_pending{tenant=\"teamb\"} 1.0");
     // and the operator's token sees every tenant's, and one tenant's when it names it
     assertThat(listed(await(port, OPERATOR_TOKEN, "/schedules", 200, "teamb")))
         .contains("teama/later-1", "teamb/later");

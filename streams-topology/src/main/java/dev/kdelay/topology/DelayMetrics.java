@@ -63,6 +63,15 @@ public interface DelayMetrics {
   default void taskFired(long latenessMs) {}
 
   /**
+   * A tenant's task fired (besides {@link #taskFired}): what a deployment with tenants counts by
+   * tenant.
+   *
+   * @param tenant the tenant's name
+   * @param latenessMs how long after its due time it fired, in milliseconds; 0 or more
+   */
+  default void tenantTaskFired(String tenant, long latenessMs) {}
+
+  /**
    * A task came due but its target topic (or partition) no longer exists; it was dead-lettered.
    *
    * @param reason {@code UNKNOWN_TOPIC}, {@code BAD_PARTITION} or {@code UNREADABLE_TASK}

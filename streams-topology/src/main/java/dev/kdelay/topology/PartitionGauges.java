@@ -1,5 +1,7 @@
 package dev.kdelay.topology;
 
+import java.util.Map;
+
 /**
  * The state of one partition's schedules, as gauges: written by the partition's stream thread,
  * readable from any thread (a metrics scrape), each value on its own and without a lock.
@@ -53,4 +55,15 @@ public interface PartitionGauges {
    * @return epoch milliseconds, {@link #NONE} or {@link #UNKNOWN}
    */
   long overdueSinceMs();
+
+  /**
+   * Each tenant's schedules on this partition (scheduled or paused), by tenant, as of the last
+   * punctuation.
+   *
+   * @return the counts, tenants holding none left out; null until the partition's existing
+   *     schedules are counted
+   */
+  default Map<String, Long> storedByTenant() {
+    return Map.of();
+  }
 }

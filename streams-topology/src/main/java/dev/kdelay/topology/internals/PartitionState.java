@@ -46,6 +46,7 @@ final class PartitionState implements PartitionGauges {
   private Bytes scannedUpTo; // every id at or below this is counted; null before the first chunk
   // each tenant's stored schedules (scheduled or paused), counted as the totals are
   private final Map<String, long[]> storedByTenant = new HashMap<>();
+  private boolean tenantsChanged;
   private long lastNextDue = UNKNOWN;
   private long lastOverdueSince = UNKNOWN;
 
@@ -54,6 +55,7 @@ final class PartitionState implements PartitionGauges {
   private volatile long pausedView = COUNTING;
   private volatile long nextDueView = UNKNOWN;
   private volatile long overdueSinceView = UNKNOWN;
+  private volatile Map<String, Long> storedByTenantView; // null while counting
 
   PartitionState(int partition) {
     this.partition = partition;
@@ -74,6 +76,7 @@ final class PartitionState implements PartitionGauges {
       String tenant = tenantOf(id.get());
       if (tenant != null) {
         storedByTenant.computeIfAbsent(tenant, t -> new long[1])[0] += stored;
+        tenantsChanged = true;
       }
     }
     publishCounts();
@@ -161,12 +164,16 @@ final class PartitionState implements PartitionGauges {
     if (seen[0] < max) {
       counted = true;
       publishCounts();
+      publishTenants();
     }
     return counted;
   }
 
   /** Publishes what a punctuation learnt; writes shared memory only when something changed. */
   void punctuated(long nextDueMs, long overdueSinceMs) {
+    if (tenantsChanged && counted) {
+      publishTenants();
+    }
     if (nextDueMs != lastNextDue) {
       lastNextDue = nextDueMs;
       nextDueView = nextDueMs;
@@ -190,6 +197,24 @@ final class PartitionState implements PartitionGauges {
       pendingView = scheduled;
       pausedView = paused;
     }
+  }
+
+  /** Publishes each tenant's count: a copy, at most once a punctuation, not at every change. */
+  private void publishTenants() {
+    Map<String, Long> view = new HashMap<>();
+    storedByTenant.forEach(
+        (tenant, count) -> {
+          if (count[0] != 0) {
+            view.put(tenant, count[0]);
+          }
+        });
+    storedByTenantView = Map.copyOf(view);
+    tenantsChanged = false;
+  }
+
+  @Override
+  public Map<String, Long> storedByTenant() {
+    return storedByTenantView;
   }
 
   @Override

@@ -107,10 +107,12 @@ class PartitionStateTest {
     assertThat(state.countSome(entries, 3)).isFalse();
     // then: nothing is said until the count is complete
     assertThat(state.storedOf("teama")).isEmpty();
+    assertThat(state.storedByTenant()).isNull();
     while (!state.countSome(entries, 3)) {
       // counting on
     }
     assertThat(state.storedOf("teama")).hasValue(3);
+    assertThat(state.storedByTenant()).isEqualTo(Map.of("teama", 3L, "teamb", 1L));
     assertThat(state.storedOf("teamb")).hasValue(1);
     assertThat(state.storedOf("teamc")).hasValue(0);
 
@@ -122,6 +124,10 @@ class PartitionStateTest {
     assertThat(state.storedOf("teama")).hasValue(2);
     assertThat(state.storedOf("teamb")).hasValue(3);
     assertThat(state.pendingTasks()).isEqualTo(5);
+    // published to the metrics at the next punctuation, not at every change
+    assertThat(state.storedByTenant()).isEqualTo(Map.of("teama", 3L, "teamb", 1L));
+    state.punctuated(PartitionGauges.NONE, PartitionGauges.NONE);
+    assertThat(state.storedByTenant()).isEqualTo(Map.of("teama", 2L, "teamb", 3L));
   }
 
   @Test

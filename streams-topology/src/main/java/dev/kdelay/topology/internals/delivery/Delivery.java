@@ -78,6 +78,12 @@ public final class Delivery implements Firing {
     afterward(
         () -> {
           metrics.taskFired(lateMs);
+          if (check.hasTenants()) {
+            String tenant = Causes.tenant(record.headers());
+            if (!tenant.isEmpty()) {
+              metrics.tenantTaskFired(tenant, lateMs);
+            }
+          }
           if (log.isDebugEnabled()) {
             log.debug(
                 "event=fired id={} topic={} due={} late_ms={}",

@@ -89,6 +89,11 @@ public final class DeliveryCheck {
     return deliverability.atIntake(id, schedule, target);
   }
 
+  /** Whether the deployment has tenants, whose fires name theirs ({@code delay-tenant}). */
+  boolean hasTenants() {
+    return policy.hasTenants();
+  }
+
   /**
    * Why a due task's fired record must not reach the producer now, or empty. The target policy is
    * asked again: a task stored before the policy was narrowed (a restart with another {@code
