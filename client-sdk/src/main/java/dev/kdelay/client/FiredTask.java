@@ -7,6 +7,7 @@ import dev.kdelay.schemas.DelayHeaders;
 import java.time.Duration;
 import java.time.Instant;
 import java.util.Objects;
+import java.util.Optional;
 import java.util.OptionalLong;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.Header;
@@ -38,14 +39,21 @@ public final class FiredTask {
   private final Instant dueAt;
   private final Instant firedAt;
   private final Long occurrence;
+  private final String tenant;
 
   private FiredTask(
-      String id, String idempotencyKey, Instant dueAt, Instant firedAt, Long occurrence) {
+      String id,
+      String idempotencyKey,
+      Instant dueAt,
+      Instant firedAt,
+      Long occurrence,
+      String tenant) {
     this.id = id;
     this.idempotencyKey = idempotencyKey;
     this.dueAt = dueAt;
     this.firedAt = firedAt;
     this.occurrence = occurrence;
+    this.tenant = tenant;
   }
 
   /**
@@ -81,7 +89,10 @@ public final class FiredTask {
         text(headers, DelayHeaders.IDEMPOTENCY_KEY),
         Instant.ofEpochMilli(number(headers, DelayHeaders.DUE_AT)),
         Instant.ofEpochMilli(number(headers, DelayHeaders.FIRED_AT)),
-        occurrence(headers));
+        occurrence(headers),
+        headers.lastHeader(DelayHeaders.TENANT) == null
+            ? null
+            : text(headers, DelayHeaders.TENANT));
   }
 
   /**
@@ -194,6 +205,16 @@ public final class FiredTask {
     }
   }
 
+  /**
+   * The tenant whose schedule fired ({@code delay-tenant}), in a deployment with tenants: the id is
+   * that tenant's, and another tenant's schedule may have the same one.
+   *
+   * @return the tenant's name; empty for a schedule of no tenant
+   */
+  public Optional<String> tenant() {
+    return Optional.ofNullable(tenant);
+  }
+
   private static Long occurrence(Headers headers) {
     if (headers.lastHeader(DelayHeaders.OCCURRENCE) == null) {
       return null;
@@ -216,12 +237,13 @@ public final class FiredTask {
         && idempotencyKey.equals(that.idempotencyKey)
         && dueAt.equals(that.dueAt)
         && firedAt.equals(that.firedAt)
-        && Objects.equals(occurrence, that.occurrence);
+        && Objects.equals(occurrence, that.occurrence)
+        && Objects.equals(tenant, that.tenant);
   }
 
   @Override
   public int hashCode() {
-    return Objects.hash(id, idempotencyKey, dueAt, firedAt, occurrence);
+    return Objects.hash(id, idempotencyKey, dueAt, firedAt, occurrence, tenant);
   }
 
   @Override
@@ -235,6 +257,7 @@ public final class FiredTask {
         + ", firedAt="
         + firedAt
         + (occurrence == null ? "" : ", occurrence=" + occurrence)
+        + (tenant == null ? "" : ", tenant=" + tenant)
         + "}";
   }
 }

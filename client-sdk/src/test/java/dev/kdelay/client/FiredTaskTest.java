@@ -47,6 +47,17 @@ class FiredTaskTest {
   }
 
   @Test
+  void shouldReadTheTenantWhenATenantsScheduleFired() {
+    FiredTask tenants = FiredTask.from(fired(firedHeaders().add("delay-tenant", bytes("orders"))));
+    FiredTask plain = FiredTask.from(fired(firedHeaders()));
+
+    assertThat(tenants.tenant()).contains("orders");
+    assertThat(plain.tenant()).isEmpty();
+    assertThat(tenants).isNotEqualTo(plain);
+    assertThat(tenants.toString()).contains("tenant=orders");
+  }
+
+  @Test
   void shouldReadLastValueWhenHeaderIsRepeated() {
     Headers headers = headers().add("delay-id", bytes("stale"));
     firedHeaders().forEach(headers::add);

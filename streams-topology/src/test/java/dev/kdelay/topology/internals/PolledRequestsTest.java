@@ -2,6 +2,9 @@ package dev.kdelay.topology.internals;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.kdelay.schemas.TenantIds;
+import dev.kdelay.topology.DelayConfig;
+import dev.kdelay.topology.StreamsTuning;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
@@ -10,6 +13,7 @@ import java.util.Map;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.ConsumerRecords;
 import org.apache.kafka.common.TopicPartition;
+import org.apache.kafka.streams.StreamsConfig;
 import org.junit.jupiter.api.Test;
 
 /** What a stream thread read and has not processed, as its fires ask about it. */
@@ -111,6 +115,33 @@ class PolledRequestsTest {
     other.join();
     assertThat(seenElsewhere[0]).isFalse();
     PolledRequests.ofThisThread().forget(REQUESTS);
+  }
+
+  @Test
+  void shouldQualifyATenantsRequestsWithTheSettingsKdelayGivesTheMainConsumer() {
+    // given: the main consumer's configuration a deployment with tenants gets, as Kafka Streams
+    // derives it, handed to the interceptor as the consumer hands it
+    Map<String, Object> settings = new java.util.HashMap<>();
+    settings.put(DelayConfig.APPLICATION_ID_CONFIG, "kdelay-test");
+    settings.put(DelayConfig.BOOTSTRAP_SERVERS_CONFIG, "unused:9092");
+    settings.put(DelayConfig.TENANTS_CONFIG, "teama,teamb");
+    Map<String, Object> consumer =
+        new StreamsConfig(StreamsTuning.streamsProperties(new DelayConfig(settings)))
+            .getMainConsumerConfigs("kdelay-test", "c", 0);
+    PolledRequests interceptor = new PolledRequests();
+    interceptor.configure(consumer);
+    TopicPartition teamas = new TopicPartition("delay-requests.teama", 0);
+
+    // when: a poll reads teama's request for x
+    interceptor.onConsume(poll(teamas, 0, "x"));
+
+    // then: it holds teama's x, not the shared namespace's or teamb's
+    assertThat(PolledRequests.ofThisThread().hasRequestFor(TenantIds.qualified("teama", "x")))
+        .isTrue();
+    assertThat(PolledRequests.ofThisThread().hasRequestFor("x")).isFalse();
+    assertThat(PolledRequests.ofThisThread().hasRequestFor(TenantIds.qualified("teamb", "x")))
+        .isFalse();
+    PolledRequests.ofThisThread().forget(teamas);
   }
 
   private static ConsumerRecords<byte[], byte[]> poll(
