@@ -346,6 +346,46 @@ public final class ServiceMetrics implements DelayMetrics, AutoCloseable {
     }
   }
 
+  /**
+   * What a tenant may read of a scrape: the series labelled with its name ({@code
+   * kdelay_tenant_*{tenant="..."}}), each metric's {@code # HELP} and {@code # TYPE} lines with
+   * them; nothing of the deployment's or another tenant's.
+   *
+   * @param scrape a scrape in Prometheus text format
+   * @param tenant the tenant's name (lowercase letters and digits)
+   * @return the tenant's part of it
+   */
+  public static String ofTenant(String scrape, String tenant) {
+    String label = "tenant=\"" + tenant + "\"";
+    StringBuilder own = new StringBuilder();
+    List<String> comments = new ArrayList<>();
+    for (String line : scrape.split("\n")) {
+      if (line.startsWith("#")) {
+        comments.add(line);
+        continue;
+      }
+      int labels = line.indexOf('{');
+      boolean tenants =
+          labels > 0
+              && line.startsWith("kdelay_tenant_")
+              && (line.contains("{" + label) || line.contains("," + label));
+      if (tenants) {
+        String name = line.substring(0, labels);
+        for (String comment : comments) {
+          // only the metric's own: a histogram's series share its family's name as a prefix
+          if (name.startsWith(comment.split(" ")[2])) {
+            own.append(comment).append('\n');
+          }
+        }
+        comments.clear();
+        own.append(line).append('\n');
+      } else if (!line.isBlank()) {
+        comments.clear();
+      }
+    }
+    return own.toString();
+  }
+
   /** A tenant's schedules over this instance's partitions; NaN while any is still counting. */
   private double storedBy(String tenant) {
     long sum = 0;

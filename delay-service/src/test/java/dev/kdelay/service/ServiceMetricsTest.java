@@ -216,6 +216,34 @@ public class ServiceMetricsTest {
         .isNaN();
   }
 
+  @Test
+  void shouldGiveATenantItsOwnSeriesOfAScrapeAndNothingElse() {
+    metrics.tenants(List.of("teama", "teamb"));
+    metrics.partitionOpened(new TenantGauges(0, Map.of("teama", 3L, "teamb", 2L)));
+    metrics.tenantTaskFired("teama", 3);
+    metrics.tenantTaskFired("teamb", 3);
+    metrics.taskFired(3);
+
+    String teamas = ServiceMetrics.ofTenant(metrics.scrape(), "teama");
+
+    assertThat(sample(teamas, "kdelay_tenant_schedules_pending{tenant=\"teama\"}")).hasValue(3);
+    assertThat(sample(teamas, "kdelay_tenant_tasks_fired_total{tenant=\"teama\"}")).hasValue(1);
+    assertThat(sample(teamas, "kdelay_tenant_fire_lateness_seconds_count{tenant=\"teama\"}"))
+        .hasValue(1);
+    assertThat(teamas)
+        .contains("# TYPE kdelay_tenant_tasks_fired_total counter")
+        .contains("# HELP kdelay_tenant_schedules_pending")
+        .doesNotContain("teamb")
+        .doesNotContain("kdelay_tasks_fired_total")
+        .doesNotContain("jvm_")
+        .doesNotContain("# TYPE kdelay_tasks_pending");
+    // every line but comments is one of teama's series
+    assertThat(teamas.lines().filter(line -> !line.startsWith("#")))
+        .isNotEmpty()
+        .allSatisfy(
+            line -> assertThat(line).startsWith("kdelay_tenant_").contains("tenant=\"teama\""));
+  }
+
   /** A partition's gauges that say only what its tenants hold. */
   private record TenantGauges(int partition, Map<String, Long> storedByTenant)
       implements PartitionGauges {

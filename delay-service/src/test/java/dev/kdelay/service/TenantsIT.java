@@ -274,6 +274,12 @@ class TenantsIT {
     assertThat(http(port, TEAMA_TOKEN, "GET", "/schedules?tenant=teamb").statusCode())
         .isEqualTo(403);
     assertThat(http(port, TEAMA_TOKEN, "GET", "/overview").statusCode()).isEqualTo(403);
+    // its metrics are its own series only
+    String teamasScrape = http(port, TEAMA_TOKEN, "GET", "/metrics").body();
+    assertThat(teamasScrape)
+        .contains("kdelay_tenant_schedules_pending{tenant=\"teama\"}")
+        .doesNotContain("teamb")
+        .doesNotContain("kdelay_tasks_fired_total");
     // dead letters: each its own topic; teamb sees nothing of teama's stray
     JsonNode teamaDead = await(port, TEAMA_TOKEN, "/dead-letters", 200, "stray");
     assertThat(teamaDead.path("topic").asText()).isEqualTo(DLQ + ".teama");

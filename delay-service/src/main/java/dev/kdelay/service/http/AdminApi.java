@@ -121,7 +121,7 @@ public final class AdminApi implements HttpEndpoint.Api {
   /** Health, metrics, schedules and the cron preview: the routes always served. */
   private List<Route> serviceRoutes() {
     return List.of(
-        Route.of("metrics").get(Reach.MEMORY, (r, v) -> metrics()),
+        Route.of("metrics").get(Reach.MEMORY, (r, v) -> metrics(r.tenant())),
         Route.of("health", "live").get(Reach.MEMORY, (r, v) -> health.live()),
         Route.of("health", "ready").get(Reach.MEMORY, (r, v) -> health.ready()),
         Route.of("schedules").get(Reach.PEERS, this::pending).post(Reach.LOCAL, this::schedule),
@@ -196,8 +196,13 @@ public final class AdminApi implements HttpEndpoint.Api {
     return Optional.empty();
   }
 
-  private ApiResponse metrics() {
-    return ApiResponse.text(200, ServiceMetrics.CONTENT_TYPE, metrics.scrape());
+  /** The scrape; for a tenant's token, that tenant's own series only. */
+  private ApiResponse metrics(Optional<String> tenant) {
+    String scrape = metrics.scrape();
+    return ApiResponse.text(
+        200,
+        ServiceMetrics.CONTENT_TYPE,
+        tenant.map(t -> ServiceMetrics.ofTenant(scrape, t)).orElse(scrape));
   }
 
   /**

@@ -35,8 +35,8 @@ import org.apache.kafka.common.config.ConfigException;
  *   <li>{@link ApiRequest#FORWARDED_HEADER} is believed only from a caller with a token, when
  *       tokens are configured: anyone else is answered as any caller, from every instance;
  *   <li>a token listed with a tenant acts for that tenant only ({@link #tenant}): the API confines
- *       its answers and changes to the tenant's schedules and dead letters, and the routes that
- *       show the whole deployment ({@code /metrics}, {@code /overview}) answer it 403.
+ *       its answers and changes to the tenant's schedules, dead letters and metrics, and the
+ *       console's overview, which shows the whole deployment, answers it 403.
  * </ul>
  */
 public final class HttpAccess {
@@ -200,7 +200,7 @@ public final class HttpAccess {
                 "FORBIDDEN",
                 "this token acts for tenant "
                     + tenant.get()
-                    + ": it sees the tenant's schedules and dead letters, not /"
+                    + ": it sees the tenant's schedules, dead letters and metrics, not /"
                     + String.join("/", segments)));
       }
     }
@@ -299,11 +299,11 @@ public final class HttpAccess {
   }
 
   /**
-   * Whether a route shows every tenant's figures at once (the metrics, the console's overview): not
-   * for a tenant's token.
+   * Whether a route shows every tenant's figures at once (the console's overview): not for a
+   * tenant's token. ({@code /metrics} answers a tenant's token with its own series.)
    */
   private static boolean showsTheWholeDeployment(List<String> segments) {
-    return segments.equals(List.of("metrics")) || segments.equals(List.of("overview"));
+    return segments.equals(List.of("overview"));
   }
 
   private static boolean isHealth(String method, List<String> segments) {

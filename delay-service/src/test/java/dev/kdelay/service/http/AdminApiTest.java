@@ -134,6 +134,19 @@ class AdminApiTest {
   }
 
   @Test
+  void shouldServeATenantsTokenItsOwnMetricsOnly() {
+    metrics.tenants(List.of("teama", "teamb"));
+
+    ApiResponse teamas = api.handle(request("GET", "/metrics", false).asTenant("teama"));
+
+    assertThat(teamas.status()).isEqualTo(200);
+    assertThat(teamas.bodyText())
+        .contains("kdelay_tenant_tasks_fired_total{tenant=\"teama\"}")
+        .doesNotContain("teamb")
+        .doesNotContain("kdelay_tasks_fired_total");
+  }
+
+  @Test
   void shouldServeHealth() {
     assertThat(call("GET", "/health/live", "").status()).isEqualTo(200);
     assertThat(call("GET", "/health/ready", "").bodyText()).contains("\"UP\"");

@@ -305,12 +305,11 @@ class HttpAccessTest {
     assertThat(access.tenant(headers("Authorization", "Bearer " + P))).isEmpty();
     assertThat(access.refusal("GET", SCHEDULES, tenant)).isEmpty();
     assertThat(access.refusal("POST", PAUSE, tenant)).isEmpty();
-    for (List<String> wholeDeployment : List.of(List.of("overview"), List.of("metrics"))) {
-      assertThat(access.refusal("GET", wholeDeployment, tenant))
-          .as("%s", wholeDeployment)
-          .hasValueSatisfying(refused -> assertThat(refused.status()).isEqualTo(403));
-      assertThat(access.refusal("GET", wholeDeployment, operator)).isEmpty();
-    }
+    assertThat(access.refusal("GET", List.of("overview"), tenant))
+        .hasValueSatisfying(refused -> assertThat(refused.status()).isEqualTo(403));
+    assertThat(access.refusal("GET", List.of("overview"), operator)).isEmpty();
+    // the metrics answer a tenant's token with its own series (AdminApiTest)
+    assertThat(access.refusal("GET", List.of("metrics"), tenant)).isEmpty();
     assertThat(access.caller(tenant)).isEqualTo("role=write token=orders tenant=teama");
   }
 
