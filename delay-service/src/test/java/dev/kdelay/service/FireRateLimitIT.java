@@ -245,7 +245,8 @@ class FireRateLimitIT {
   }
 
   /** The most fires whose fire times lie within one second of each other. */
-  private static int busiestSecond(List<Long> sortedFiredAt) {
+  /** The most fires within any second, of fire times in order. */
+  static int busiestSecond(List<Long> sortedFiredAt) {
     int busiest = 0;
     int from = 0;
     for (int to = 0; to < sortedFiredAt.size(); to++) {

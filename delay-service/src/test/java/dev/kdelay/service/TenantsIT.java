@@ -375,7 +375,7 @@ class TenantsIT {
       List<Long> burstFired = burst.stream().map(TenantsIT::firedAt).sorted().toList();
       assertThat(burstFired.get(0)).as("none early").isGreaterThanOrEqualTo(burstDue);
       long drainMs = burstFired.get(BURST_TASKS - 1) - burstFired.get(0);
-      int busiest = busiestSecond(burstFired);
+      int busiest = FireRateLimitIT.busiestSecond(burstFired);
       // and teamb's, each once, as late before teama's burst as during its drain
       List<ConsumerRecord<String, String>> steady = read("teamb", "teamb.steady", STEADY_TASKS);
       assertThat(steady).hasSize(STEADY_TASKS);
@@ -446,18 +446,6 @@ class TenantsIT {
   private static long p99(List<Long> values) {
     List<Long> sorted = values.stream().sorted().toList();
     return sorted.isEmpty() ? 0 : sorted.get((int) Math.ceil(sorted.size() * 0.99) - 1);
-  }
-
-  private static int busiestSecond(List<Long> sortedFiredAt) {
-    int busiest = 0;
-    int from = 0;
-    for (int to = 0; to < sortedFiredAt.size(); to++) {
-      while (sortedFiredAt.get(to) - sortedFiredAt.get(from) >= 1_000) {
-        from++;
-      }
-      busiest = Math.max(busiest, to - from + 1);
-    }
-    return busiest;
   }
 
   /** Runs the CLI as {@code user}, printing to {@code out}; its exit code. */

@@ -190,12 +190,19 @@ class ConsoleBrowserIT {
   @Test
   void shouldCreateFindTriggerAndReplayThroughTheConsole() throws Exception {
     requireBrowser();
+    withDiagnostics("failure", this::createFindTriggerAndReplay);
+  }
+
+  /**
+   * Runs a browser scenario; if it fails, keeps what the page showed and asked for, to tell a page
+   * that waits from one that never asked.
+   */
+  private void withDiagnostics(String screenshot, Scenario scenario) throws Exception {
     try {
-      createFindTriggerAndReplay();
+      scenario.run();
     } catch (Exception | AssertionError e) {
-      // What the page showed and asked for, to tell a page that waits from one that never asked.
       try {
-        screenshot("failure");
+        screenshot(screenshot);
         System.err.println("console-requests:\n" + requestsMade());
       } catch (Exception diagnostics) {
         e.addSuppressed(diagnostics);
@@ -204,20 +211,15 @@ class ConsoleBrowserIT {
     }
   }
 
+  @FunctionalInterface
+  private interface Scenario {
+    void run() throws Exception;
+  }
+
   @Test
   void shouldShowATenantsTokenItsTenantsSchedulesOnly() throws Exception {
     requireBrowser();
-    try {
-      showATenantItsOwn();
-    } catch (Exception | AssertionError e) {
-      try {
-        screenshot("tenant-failure");
-        System.err.println("console-requests:\n" + requestsMade());
-      } catch (Exception diagnostics) {
-        e.addSuppressed(diagnostics);
-      }
-      throw e;
-    }
+    withDiagnostics("tenant-failure", this::showATenantItsOwn);
   }
 
   private void showATenantItsOwn() throws Exception {
