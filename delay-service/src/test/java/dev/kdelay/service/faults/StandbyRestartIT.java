@@ -37,6 +37,9 @@ class StandbyRestartIT {
   private static final Duration OWNERS_TIMEOUT = Duration.ofSeconds(120);
 
   /** What Kafka Streams logs when a store has been brought up to date from its changelog. */
+  /** The longest the load may last: the scenario stops it once both kills are over. */
+  private static final int LOAD_LIMIT_SECONDS = 600;
+
   private static final Pattern RESTORED =
       Pattern.compile(
           "Finished restoring changelog (\\S+) to store \\S+ with a total number of (\\d+) records");
@@ -60,26 +63,31 @@ class StandbyRestartIT {
   @Tag("integration")
   void shouldLoseAndDoubleNothingWhenTheStandbyHolderCrashesRestartsAndTheOtherCrashes(
       KafkaTestCluster kafka, FaultRun run) throws Exception {
-    crashRestartCrash(
-        run,
-        kafka,
-        "standby-restart",
-        new TaskLoad.Plan(run.seed(), 3_000, Duration.ofSeconds(20), seconds(2), seconds(8), 0.1));
+    crashRestartCrash(run, kafka, "standby-restart", 150);
   }
 
   @Test
   @Tag("fault-long")
   void shouldLoseAndDoubleNothingWhenTheStandbyHolderCrashesRestartsAndTheOtherCrashesUnderLoad(
       KafkaTestCluster kafka, FaultRun run) throws Exception {
-    crashRestartCrash(
-        run,
-        kafka,
-        "standby-restart-long",
-        new TaskLoad.Plan(run.seed(), 20_000, Duration.ofSeconds(80), seconds(2), seconds(8), 0.1));
+    crashRestartCrash(run, kafka, "standby-restart-long", 250);
   }
 
-  private void crashRestartCrash(
-      FaultRun run, KafkaTestCluster kafka, String name, TaskLoad.Plan plan) throws Exception {
+  /**
+   * The scenario, under a load of {@code perSecond} tasks a second that lasts as long as the faults
+   * take: a fixed one ended before the second kill on a slow machine (an instance's restart with
+   * its warm-up took 35 s in one CI run), leaving nothing due for the killed instance to fire.
+   */
+  private void crashRestartCrash(FaultRun run, KafkaTestCluster kafka, String name, int perSecond)
+      throws Exception {
+    TaskLoad.Plan plan =
+        new TaskLoad.Plan(
+            run.seed(),
+            perSecond * LOAD_LIMIT_SECONDS,
+            Duration.ofSeconds(LOAD_LIMIT_SECONDS),
+            seconds(2),
+            seconds(8),
+            0.1);
     // given: two instances, each holding the standby replicas of the other's partitions
     FaultScenario scenario = run.scenario(name, kafka.bootstrapServers());
     Fleet fleet = scenario.fleet(1);
@@ -90,8 +98,8 @@ class StandbyRestartIT {
     TaskLoad load = scenario.startLoad(plan);
     List<String> figures = new ArrayList<>();
 
-    // when: b, the standby holder of a's partitions, is killed while it fires
-    load.awaitSent(0.25, Duration.ofMinutes(2));
+    // when: b, the standby holder of a's partitions, is killed while it fires, 5 s into the load
+    load.awaitSentCount(perSecond * 5, Duration.ofMinutes(2));
     Failover first = kill(scenario, fleet, b, a);
     long storeFiles = filesIn(b.stateDir());
     assertThat(storeFiles).as("files b left in its state directory " + b.stateDir()).isPositive();
@@ -112,11 +120,12 @@ class StandbyRestartIT {
             + " files left by the crash): "
             + restart);
 
-    // and a, the other, is killed while it fires
-    load.awaitSent(0.6, Duration.ofMinutes(2));
+    // and a, the other, is killed while it fires, once 3 s more of the load were sent
+    load.awaitSentCount(load.sentCount() + perSecond * 3, Duration.ofMinutes(2));
     long takeoverFrom = b.jvm().logOffset();
     Failover second = kill(scenario, fleet, a, b);
     figures.add("b from the kill of a on: " + Restore.of(b, takeoverFrom));
+    load.stopSending();
 
     // then
     Verdict verdict = scenario.verify(Duration.ofMinutes(3));

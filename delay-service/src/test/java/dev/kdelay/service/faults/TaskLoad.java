@@ -120,6 +120,11 @@ final class TaskLoad implements AutoCloseable {
     awaitSentCount((int) Math.ceil(plan.tasks() * share), timeout);
   }
 
+  /** How many tasks have been sent so far. */
+  int sentCount() {
+    return sent.get();
+  }
+
   /** Waits until this many tasks have been sent. */
   void awaitSentCount(int count, Duration timeout) {
     Await.until(count + " of " + plan.tasks() + " tasks sent", timeout, () -> sent.get() >= count);
