@@ -9,6 +9,7 @@ import static dev.kdelay.topology.DelayDriver.text;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.schemas.DelayHeaders;
+import dev.kdelay.schemas.TenantIds;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -183,6 +184,55 @@ class ScheduleMoveTest {
       assertThat(next.deadLetters())
           .extracting(ScheduleMoveTest::error)
           .containsExactly("TARGET_NOT_ALLOWED", "UNREADABLE_TASK");
+    }
+  }
+
+  @Test
+  void shouldMoveEachTenantsSchedulesAsItsOwnAndRefuseATenantTheNewDeploymentLacks() {
+    // given: two tenants' schedules of the same id in the old deployment
+    Map<String, byte[]> moved;
+    try (DelayDriver old =
+        new DelayDriver(
+            oldDir,
+            Map.of(
+                DelayConfig.APPLICATION_ID_CONFIG,
+                "old",
+                DelayConfig.TENANTS_CONFIG,
+                "teama,teamb"))) {
+      for (String tenant : List.of("teama", "teamb")) {
+        old.requestAs(
+            tenant,
+            "x",
+            tenant + "'s",
+            header(DelayHeaders.TARGET_TOPIC, tenant + ".out"),
+            header(DelayHeaders.FIRE_AT, Long.toString(at(30))));
+      }
+      old.advance(Duration.ofMillis(10));
+      moved = entries(old);
+    }
+    assertThat(moved)
+        .containsOnlyKeys(TenantIds.qualified("teama", "x"), TenantIds.qualified("teamb", "x"));
+    Map<String, Object> onlyTeama = new LinkedHashMap<>(TAKES_FROM_OLD);
+    onlyTeama.put(DelayConfig.TENANTS_CONFIG, "teama");
+
+    // when: a deployment with teama alone takes them in (kdelay move writes them to its shared
+    // request topic, keyed as they were kept)
+    try (DelayDriver next = new DelayDriver(newDir, onlyTeama)) {
+      moved.forEach((id, entry) -> next.request(bytes(id), entry, next.now(), from("old")));
+      next.advanceTo(START.plusSeconds(31));
+
+      // then: teama's fires as teama's, with the id as teama sent it
+      List<TestRecord<byte[], byte[]>> fired = next.output("teama.out").readRecordsToList();
+      assertThat(fired).hasSize(1);
+      assertThat(text(fired.get(0).key())).isEqualTo("x");
+      assertThat(text(fired.get(0).value())).isEqualTo("teama's");
+      assertThat(headerText(fired.get(0).headers(), DelayHeaders.TENANT)).isEqualTo("teama");
+      assertThat(idempotencyKey(fired.get(0))).isEqualTo("x@" + at(30));
+      // and teamb's, of a tenant the new deployment does not have, is a dead letter, not lost
+      assertThat(next.output("teamb.out").readRecordsToList()).isEmpty();
+      List<TestRecord<byte[], byte[]>> dead = next.deadLetters();
+      assertThat(dead).extracting(ScheduleMoveTest::error).containsExactly("BAD_ID");
+      assertThat(dead.get(0).value()).isEqualTo(moved.get(TenantIds.qualified("teamb", "x")));
     }
   }
 
