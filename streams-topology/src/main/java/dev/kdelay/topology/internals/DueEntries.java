@@ -64,36 +64,48 @@ final class DueEntries {
    * that records it comes last (see {@link UnexpectedFailure}).
    */
   void onDue(MeteredScheduleStore.Due due, long nowMs, Firing firing) {
+    // Kept under C2's 325 bytecodes for a hot method (FreqInlineSize), with the rare cases in
+    // methods of their own: the punctuation's loop (FirePunctuator.fireDue), compiled before the
+    // instance is ready, then compiles this one into itself. At 482 bytecodes it was not inlined,
+    // and C2 compiled it only during an instance's first burst, which ran in C1's code meanwhile.
     writes.handled(due);
-    String id = due.stored().id();
     Stored stored = due.stored();
     if (stored.entry() instanceof Decoded.Unreadable<ScheduleEntry> damaged) {
       // Its header cannot be read, so the store indexed it at the start of the due index.
-      unreadable(id, OptionalLong.empty(), stored.raw(), damaged.error(), nowMs, firing);
-      writes.write(id, stored, null, true);
+      unreadable(due, OptionalLong.empty(), stored.raw(), damaged.error(), nowMs, firing);
       return;
     }
     ScheduleEntry entry = due.entry();
     Decoded<StoredTask> decoded = entry.decodeTask();
     if (decoded instanceof Decoded.Unreadable<StoredTask> unreadable) {
-      unreadable(id, OptionalLong.of(due.dueMs()), entry.task(), unreadable.error(), nowMs, firing);
-      writes.write(id, stored, null, true);
+      unreadable(
+          due, OptionalLong.of(due.dueMs()), entry.task(), unreadable.error(), nowMs, firing);
       return;
     }
     StoredTask task = decoded.value();
-    // A deferred entry came due at its slot: it fires as the occurrence that was due.
-    boolean deferred = task.deferredDueMs().isPresent();
-    long dueMs = task.firesAsDueMs(due.dueMs());
-    if (!(task.schedule().timing() instanceof CronSpec spec)) {
-      if (!deferred && deferIfLimited(due, task, nowMs)) {
-        return;
-      }
-      Record<FiredKey, byte[]> fired = OutputRecords.fired(id, task.schedule(), dueMs, nowMs, 1);
-      ScheduleEntry marker = firedMarker(entry.requestMs(), entry.origin(), nowMs);
-      firing.fire(fired, nowMs, dueMs);
-      writes.write(id, stored, marker, true);
+    if (task.schedule().timing() instanceof CronSpec spec) {
+      onRecurringDue(due, task, spec, nowMs, firing);
       return;
     }
+    // A deferred entry came due at its slot: it fires as the occurrence that was due.
+    if (task.deferredDueMs().isEmpty() && deferIfLimited(due, task, nowMs)) {
+      return;
+    }
+    long dueMs = task.firesAsDueMs(due.dueMs());
+    String id = stored.id();
+    Record<FiredKey, byte[]> fired = OutputRecords.fired(id, task.schedule(), dueMs, nowMs, 1);
+    ScheduleEntry marker = firedMarker(entry.requestMs(), entry.origin(), nowMs);
+    firing.fire(fired, nowMs, dueMs);
+    writes.write(id, stored, marker, true);
+  }
+
+  /** {@link #onDue} for a recurring schedule: fires or skips, and stores the next occurrence. */
+  private void onRecurringDue(
+      MeteredScheduleStore.Due due, StoredTask task, CronSpec spec, long nowMs, Firing firing) {
+    String id = due.stored().id();
+    ScheduleEntry entry = due.entry();
+    boolean deferred = task.deferredDueMs().isPresent();
+    long dueMs = task.firesAsDueMs(due.dueMs());
     // A deferred occurrence passed its misfire policy when it came due: seen at its due time, it
     // fires whatever the policy, and the occurrences after it are judged by theirs.
     Recurrence.Step step =
@@ -115,7 +127,7 @@ final class DueEntries {
     } else {
       Delivery.afterward(metrics::occurrenceSkipped);
     }
-    writes.write(id, stored, next, true);
+    writes.write(id, due.stored(), next, true);
   }
 
   /**
@@ -191,8 +203,15 @@ final class DueEntries {
     writes.write(id, due.stored(), null, true);
   }
 
-  private static void unreadable(
-      String id, OptionalLong dueMs, byte[] stored, String problem, long nowMs, Firing firing) {
+  /** Dead-letters a due entry that cannot be read with its stored bytes, and forgets it. */
+  private void unreadable(
+      MeteredScheduleStore.Due due,
+      OptionalLong dueMs,
+      byte[] stored,
+      String problem,
+      long nowMs,
+      Firing firing) {
+    String id = due.stored().id();
     log.error(
         "event=unreadable-task id={} due={} response=dead-letter problem={}; the schedule store may"
             + " be corrupt, or written by a newer kdelay",
@@ -202,6 +221,7 @@ final class DueEntries {
     firing.deadLetter(
         OutputRecords.unreadable(id, dueMs, stored, problem, nowMs),
         RejectionReason.UNREADABLE_TASK);
+    writes.write(id, due.stored(), null, true);
   }
 
   /**

@@ -1,0 +1,73 @@
+package dev.kdelay.topology.internals;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.PrintWriter;
+import java.io.StringWriter;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.spi.ToolProvider;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The fire path's per-task methods stay small enough for C2 to compile them into the punctuation's
+ * loop: HotSpot inlines a hot callee of at most {@code FreqInlineSize} (325) bytecodes and calls a
+ * larger one. {@code DueEntries.onDue} at 482 bytecodes was compiled on its own, late: on a fresh
+ * instance only during its first burst, which ran in C1's code meanwhile (the benchmark's burst
+ * section: the stream threads' CPU for 20,000 fires on a fresh instance 311-393 ms in the runs
+ * before, 184-255 ms once inlined, with the two-pass warm-up). What it checks is the class file,
+ * not a timing.
+ */
+class HotPathInliningTest {
+
+  /** HotSpot's default {@code -XX:FreqInlineSize} on x86_64 and aarch64. */
+  private static final int FREQ_INLINE_SIZE = 325;
+
+  @Test
+  void shouldKeepThePerTaskFireMethodSmallEnoughToBeInlined() {
+    assertThat(bytecodeSize(DueEntries.class, "onDue"))
+        .as("bytecodes of DueEntries.onDue, called once per due task from the punctuation's loop")
+        .isLessThanOrEqualTo(FREQ_INLINE_SIZE);
+  }
+
+  /** The code length of the one method of {@code type} named {@code method}, from javap. */
+  private static int bytecodeSize(Class<?> type, String method) {
+    ToolProvider javap = ToolProvider.findFirst("javap").orElseThrow();
+    StringWriter out = new StringWriter();
+    Path classes = Path.of(type.getProtectionDomain().getCodeSource().getLocation().getPath());
+    int status =
+        javap.run(
+            new PrintWriter(out),
+            new PrintWriter(out),
+            "-c",
+            "-p",
+            "-cp",
+            classes.toString(),
+            type.getName());
+    assertThat(status).as("javap's exit status; its output:%n%s", out).isZero();
+    List<String> lines = out.toString().lines().toList();
+    Pattern header = Pattern.compile("^  \\S.*\\s" + Pattern.quote(method) + "\\(.*\\);$");
+    Pattern instruction = Pattern.compile("^\\s+(\\d+): (\\w+)");
+    int size = -1;
+    boolean inMethod = false;
+    for (String line : lines) {
+      if (header.matcher(line).matches()) {
+        assertThat(size).as("more than one method named %s", method).isEqualTo(-1);
+        inMethod = true;
+        size = 0;
+        continue;
+      }
+      if (inMethod && line.startsWith("  ") && !line.startsWith("   ")) {
+        inMethod = false; // the next member
+      }
+      Matcher at = instruction.matcher(line);
+      if (inMethod && at.find()) {
+        size = Integer.parseInt(at.group(1)) + 1; // at least the last instruction's opcode
+      }
+    }
+    assertThat(size).as("method %s in javap's output", method).isPositive();
+    return size;
+  }
+}
