@@ -594,13 +594,16 @@ public final class DelayService implements AutoCloseable {
   private void warmUp(ServiceConfig ready) {
     try {
       if (warming && jvmWarmed.compareAndSet(false, true)) {
-        FirePathWarmup.Result warmed = FirePathWarmup.run(ready.delay(), ready.warmupTasks());
+        FirePathWarmup.Warmed warmed = FirePathWarmup.warm(ready.delay(), ready.warmupTasks());
         log.info(
-            "event=warmed-up tasks={} produced={} took_ms={}",
+            "event=warmed-up tasks={} produced={} took_ms={} compilers_waited_ms={}",
             warmed.fired(),
             warmed.produced(),
-            warmed.took().toMillis());
+            warmed.took().toMillis(),
+            warmed.waited().toMillis());
       }
+    } catch (InterruptedException e) {
+      Thread.currentThread().interrupt(); // a close while warming: the start ends there
     } catch (RuntimeException | LinkageError e) {
       log.warn("event=warm-up-failed error={}", LogValues.quote(e));
     } finally {

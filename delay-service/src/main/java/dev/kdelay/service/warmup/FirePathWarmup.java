@@ -20,6 +20,7 @@ import java.time.Instant;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.Properties;
 import org.apache.kafka.clients.producer.KafkaProducer;
 import org.apache.kafka.clients.producer.Producer;
@@ -63,6 +64,17 @@ import org.slf4j.LoggerFactory;
  *
  * <p>It runs while Kafka Streams joins the group and restores, so it costs a restart only the CPU
  * it shares with them.
+ *
+ * <p>{@link #warm} runs it twice. While a JVM starts on two cores the compilers' queues are long,
+ * and HotSpot then compiles hot methods at C1's tier 2 (counters only) instead of tier 3 (which
+ * records which branches run): a single pass left no branch profile of its fires in {@code
+ * FirePunctuator.fireDue}. C2 compiled that method later from the idle punctuations that followed,
+ * where nothing was ever due, so the fire branch became an uncommon trap: an instance's first burst
+ * threw the compiled fire path away (an {@code unstable_if} deoptimization at {@code
+ * FirePunctuator.fireDue}'s {@code mayHaveDue}, in JFR's {@code jdk.Deoptimization} events) and
+ * drained in C1's code while C2 compiled it again. So the first pass is followed by a wait until
+ * the compilers are quiet (the fire path then runs profiling code), a second, shorter pass whose
+ * fires are profiled, and a wait for the compilations those profiles asked for.
  */
 public final class FirePathWarmup {
 
@@ -106,6 +118,56 @@ public final class FirePathWarmup {
    * @param took how long it took
    */
   public record Result(int fired, int rerouted, long produced, Duration took) {}
+
+  /**
+   * What a warm-up of two passes did.
+   *
+   * @param first the first pass, of the configured number of tasks
+   * @param second the second pass, once the compilers were quiet
+   * @param waited how long it waited for the compilers, after both passes
+   * @param took how long it all took
+   */
+  public record Warmed(Result first, Result second, Duration waited, Duration took) {
+
+    /** The synthetic tasks both passes fired. */
+    public int fired() {
+      return first.fired() + second.fired();
+    }
+
+    /** The records both passes' Kafka producers sent. */
+    public long produced() {
+      return first.produced() + second.produced();
+    }
+  }
+
+  /** The longest wait for the compilers after each pass. */
+  private static final Duration MAX_COMPILER_WAIT = Duration.ofSeconds(5);
+
+  /** How long the compilers must have finished nothing to count as quiet. */
+  private static final Duration COMPILERS_QUIET = Duration.ofMillis(300);
+
+  /**
+   * Warms the fire path in two passes (see the class comment): {@code tasks} synthetic tasks, a
+   * wait for the compilers, a pass of a quarter as many (at least one punctuation's worth, at most
+   * {@code tasks}), and a wait for the compilers again.
+   *
+   * @throws InterruptedException if interrupted while waiting for the compilers
+   */
+  public static Warmed warm(DelayConfig service, int tasks) throws InterruptedException {
+    long started = System.nanoTime();
+    Result first = run(service, tasks);
+    Optional<CompilerQuiet> compilers = CompilerQuiet.ofThisJvm();
+    Duration waited = Duration.ZERO;
+    if (compilers.isPresent()) {
+      waited = waited.plus(compilers.get().await(COMPILERS_QUIET, MAX_COMPILER_WAIT));
+    }
+    int secondTasks = Math.min(tasks, Math.max(tasks / 4, service.maxFiresPerPunctuation()));
+    Result second = run(service, secondTasks);
+    if (compilers.isPresent()) {
+      waited = waited.plus(compilers.get().await(COMPILERS_QUIET, MAX_COMPILER_WAIT));
+    }
+    return new Warmed(first, second, waited, Duration.ofNanos(System.nanoTime() - started));
+  }
 
   /** Takes in and fires {@code tasks} synthetic tasks with {@code service}'s settings. */
   public static Result run(DelayConfig service, int tasks) {

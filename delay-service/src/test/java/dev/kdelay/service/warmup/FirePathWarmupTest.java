@@ -43,4 +43,31 @@ class FirePathWarmupTest {
       assertThat(left).as("what the warm-up left in the state directory").isEmpty();
     }
   }
+
+  @Test
+  void shouldWarmInTwoPassesTheSecondOfAtLeastOnePunctuationsWorth() throws Exception {
+    FirePathWarmup.Warmed warmed =
+        FirePathWarmup.warm(
+            new DelayConfig(
+                Map.of(
+                    DelayConfig.APPLICATION_ID_CONFIG,
+                    "kdelay-service",
+                    DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
+                    "unused:9092",
+                    DelayConfig.STATE_DIR_CONFIG,
+                    stateDir.toString(),
+                    DelayConfig.MAX_FIRES_PER_PUNCTUATION_CONFIG,
+                    500)),
+            1_000);
+
+    assertThat(warmed.first().fired()).isEqualTo(1_000);
+    assertThat(warmed.second().fired())
+        .as("a quarter of the first pass, but at least one punctuation's worth")
+        .isEqualTo(500);
+    assertThat(warmed.fired()).isEqualTo(1_500);
+    assertThat(warmed.took()).isGreaterThanOrEqualTo(warmed.waited());
+    try (Stream<Path> left = Files.list(stateDir)) {
+      assertThat(left).as("what the warm-up left in the state directory").isEmpty();
+    }
+  }
 }
