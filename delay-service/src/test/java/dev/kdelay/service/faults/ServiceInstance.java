@@ -56,6 +56,11 @@ final class ServiceInstance {
     env.put("DELAY_STATE_DIR", stateDir.toString());
     env.put("DELAY_KAFKA_CLIENT_ID", name);
     env.putIfAbsent("DELAY_HTTP_PORT", Integer.toString(freePort()));
+    // The warm-up exists to have C2 compile the fire path before the instance is ready; a child
+    // runs C1 only (below), so 20,000 synthetic tasks would only take CPU from the start-up beside
+    // it: 27-30 s of each restart under CI's load, against about 3 s on an idle machine. A
+    // small one still runs the warm-up's code in every child.
+    env.putIfAbsent("DELAY_WARMUP_TASKS", "2000");
     this.jvm =
         new ChildJvm(
             name,
