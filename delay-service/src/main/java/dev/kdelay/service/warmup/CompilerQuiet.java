@@ -6,9 +6,11 @@ import java.time.Duration;
 import java.util.function.LongSupplier;
 
 /**
- * Waits until the JVM's JIT compilers have finished what they were asked to compile: until their
- * total compilation time (which grows as each compilation ends) has not grown for a while, or a
- * longest wait has passed. A JVM that does not report compilation time is taken as quiet.
+ * Waits until the JVM's JIT compilers have worked off their queues: until their total compilation
+ * time (which grows as each compilation ends) grew by at most a tenth of a window's length over a
+ * whole window, or a longest wait has passed. Not "no compilation at all": in a JVM that also runs
+ * Kafka clients, or an embedded broker, something is always being compiled. A JVM that does not
+ * report compilation time is taken as quiet.
  */
 final class CompilerQuiet {
 
@@ -38,24 +40,30 @@ final class CompilerQuiet {
   }
 
   /**
-   * Waits until the compilers' time has not grown for {@code quietFor}, for at most {@code atMost}.
+   * Waits until, over a whole {@code window}, the compilers' time grew by at most a tenth of it,
+   * for at most {@code atMost}.
    *
    * @return how long it waited
    */
-  Duration await(Duration quietFor, Duration atMost) throws InterruptedException {
+  Duration await(Duration window, Duration atMost) throws InterruptedException {
     long started = nanoTime.getAsLong();
-    long last = compilationMs.getAsLong();
-    long quietSince = started;
+    long windowStart = started;
+    long atWindowStart = compilationMs.getAsLong();
+    long allowedMs = window.toMillis() / 10;
     while (true) {
       long now = nanoTime.getAsLong();
-      if (now - quietSince >= quietFor.toNanos() || now - started >= atMost.toNanos()) {
+      if (now - started >= atMost.toNanos()) {
         return Duration.ofNanos(now - started);
       }
       Thread.sleep(STEP_MS);
       long compiled = compilationMs.getAsLong();
-      if (compiled != last) {
-        last = compiled;
-        quietSince = nanoTime.getAsLong();
+      now = nanoTime.getAsLong();
+      if (now - windowStart >= window.toNanos()) {
+        if (compiled - atWindowStart <= allowedMs) {
+          return Duration.ofNanos(now - started);
+        }
+        windowStart = now;
+        atWindowStart = compiled;
       }
     }
   }

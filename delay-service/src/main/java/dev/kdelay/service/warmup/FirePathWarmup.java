@@ -141,10 +141,10 @@ public final class FirePathWarmup {
   }
 
   /** The longest wait for the compilers after each pass. */
-  private static final Duration MAX_COMPILER_WAIT = Duration.ofSeconds(5);
+  private static final Duration MAX_COMPILER_WAIT = Duration.ofSeconds(3);
 
-  /** How long the compilers must have finished nothing to count as quiet. */
-  private static final Duration COMPILERS_QUIET = Duration.ofMillis(300);
+  /** The window over which the compilers must have been busy a tenth of the time at most. */
+  private static final Duration COMPILERS_QUIET = Duration.ofMillis(250);
 
   /**
    * Warms the fire path in two passes (see the class comment): {@code tasks} synthetic tasks, a
