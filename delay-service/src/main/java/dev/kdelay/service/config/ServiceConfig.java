@@ -124,7 +124,9 @@ public final class ServiceConfig extends AbstractConfig {
       "How many synthetic tasks the instance takes in and fires through its own topology,"
           + " without Kafka, before it reports ready, so that its first real fires run"
           + " compiled code: a fresh JVM drained a burst two to four times slower than a warm one."
-          + " Runs once per JVM, while Kafka Streams joins the group and restores. 0: off.";
+          + " Runs once per JVM, while Kafka Streams joins the group and restores, in two passes:"
+          + " these tasks, then a quarter as many once the JIT compilers are quiet, so that the"
+          + " compiled fire path was profiled firing. 0: off.";
 
   public static final String FAILOVER_PEER_CHECK_CONFIG = "delay.failover.peer.check.ms";
   private static final String FAILOVER_PEER_CHECK_DOC =
