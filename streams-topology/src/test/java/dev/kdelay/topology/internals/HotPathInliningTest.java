@@ -16,9 +16,9 @@ import org.junit.jupiter.api.Test;
  * loop: HotSpot inlines a hot callee of at most {@code FreqInlineSize} (325) bytecodes and calls a
  * larger one. {@code DueEntries.onDue} at 482 bytecodes was compiled on its own, late: on a fresh
  * instance only during its first burst, which ran in C1's code meanwhile (the benchmark's burst
- * section: the stream threads' CPU for 20,000 fires on a fresh instance 311-393 ms in the runs
- * before, 184-255 ms once inlined, with the two-pass warm-up). What it checks is the class file,
- * not a timing.
+ * section: the stream threads' CPU for 20,000 fires on a fresh instance 371 ms before, 202-312 ms
+ * once inlined, with the two-pass warm-up; medians of 3-run sets). What it checks is the class
+ * file, not a timing.
  */
 class HotPathInliningTest {
 
