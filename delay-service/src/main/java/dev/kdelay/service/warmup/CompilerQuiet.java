@@ -3,6 +3,7 @@ package dev.kdelay.service.warmup;
 import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.time.Duration;
+import java.util.Optional;
 import java.util.function.LongSupplier;
 
 /**
@@ -26,12 +27,12 @@ final class CompilerQuiet {
   }
 
   /** This JVM's compilers, or empty if it does not report their time. */
-  static java.util.Optional<CompilerQuiet> ofThisJvm() {
+  static Optional<CompilerQuiet> ofThisJvm() {
     CompilationMXBean jit = ManagementFactory.getCompilationMXBean();
     if (jit == null || !jit.isCompilationTimeMonitoringSupported()) {
-      return java.util.Optional.empty();
+      return Optional.empty();
     }
-    return java.util.Optional.of(new CompilerQuiet(jit::getTotalCompilationTime, System::nanoTime));
+    return Optional.of(new CompilerQuiet(jit::getTotalCompilationTime, System::nanoTime));
   }
 
   /** For tests: the compilers' time and the clock, given. */

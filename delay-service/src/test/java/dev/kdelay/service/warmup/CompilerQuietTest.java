@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import java.time.Duration;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.LongUnaryOperator;
 import org.junit.jupiter.api.Test;
 
 class CompilerQuietTest {
@@ -12,7 +13,7 @@ class CompilerQuietTest {
   private final AtomicLong nanos = new AtomicLong();
 
   /** The compilers' time at the n-th reading, the clock then at 25 ms * (n + 1). */
-  private CompilerQuiet compilers(java.util.function.LongUnaryOperator compiledAtReading) {
+  private CompilerQuiet compilers(LongUnaryOperator compiledAtReading) {
     AtomicLong readings = new AtomicLong();
     return CompilerQuiet.of(
         () -> {
