@@ -18,18 +18,8 @@ class FirePathWarmupTest {
   void shouldFireEverySyntheticTaskThroughTheTopologyAndLeaveNoStateBehind() throws Exception {
     FirePathWarmup.Result result =
         FirePathWarmup.run(
-            new DelayConfig(
-                Map.of(
-                    DelayConfig.APPLICATION_ID_CONFIG,
-                    "kdelay-service",
-                    DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
-                    "unused:9092",
-                    DelayConfig.STATE_DIR_CONFIG,
-                    stateDir.toString(),
-                    // the service's request topic has six partitions by default
-                    DelayConfig.REQUESTS_PARTITIONS_CONFIG,
-                    6)),
-            5_000);
+            // the service's request topic has six partitions by default
+            config(DelayConfig.REQUESTS_PARTITIONS_CONFIG, 6), 5_000);
 
     assertThat(result.fired()).isEqualTo(5_000);
     assertThat(result.rerouted()).as("requests taken in twice, through the reroute topic").isZero();
@@ -47,18 +37,7 @@ class FirePathWarmupTest {
   @Test
   void shouldWarmInTwoPassesTheSecondOfAtLeastOnePunctuationsWorth() throws Exception {
     FirePathWarmup.Warmed warmed =
-        FirePathWarmup.warm(
-            new DelayConfig(
-                Map.of(
-                    DelayConfig.APPLICATION_ID_CONFIG,
-                    "kdelay-service",
-                    DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
-                    "unused:9092",
-                    DelayConfig.STATE_DIR_CONFIG,
-                    stateDir.toString(),
-                    DelayConfig.MAX_FIRES_PER_PUNCTUATION_CONFIG,
-                    500)),
-            1_000);
+        FirePathWarmup.warm(config(DelayConfig.MAX_FIRES_PER_PUNCTUATION_CONFIG, 500), 1_000);
 
     assertThat(warmed.first().fired()).isEqualTo(1_000);
     assertThat(warmed.second().fired())
@@ -69,5 +48,19 @@ class FirePathWarmupTest {
     try (Stream<Path> left = Files.list(stateDir)) {
       assertThat(left).as("what the warm-up left in the state directory").isEmpty();
     }
+  }
+
+  /** The service's settings for a warm-up in this test's state directory, with one more. */
+  private DelayConfig config(String key, Object value) {
+    return new DelayConfig(
+        Map.of(
+            DelayConfig.APPLICATION_ID_CONFIG,
+            "kdelay-service",
+            DelayConfig.BOOTSTRAP_SERVERS_CONFIG,
+            "unused:9092",
+            DelayConfig.STATE_DIR_CONFIG,
+            stateDir.toString(),
+            key,
+            value));
   }
 }
