@@ -367,7 +367,7 @@ public final class DelayService implements AutoCloseable {
     limits.start();
     streams =
         new KafkaStreams(
-            DelayTopology.build(ready, targetTopics, metrics, quarantine, limits),
+            DelayTopology.build(ready, targetTopics, metrics, quarantine, limits.inEffect()),
             properties,
             clients);
     ReplaceThreadHandler replace =

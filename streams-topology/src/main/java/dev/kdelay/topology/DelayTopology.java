@@ -14,7 +14,6 @@ import java.util.List;
 import java.util.Objects;
 import java.util.Optional;
 import java.util.Set;
-import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.ByteArrayDeserializer;
 import org.apache.kafka.common.serialization.ByteArraySerializer;
 import org.apache.kafka.common.serialization.Serializer;
@@ -139,8 +138,12 @@ public final class DelayTopology {
       TargetTopics targetTopics,
       DelayMetrics metrics,
       DeliveryQuarantine quarantine) {
-    FireRateLimits limits = config.fireRateLimits();
-    return build(config, targetTopics, metrics, quarantine, () -> limits);
+    return build(
+        config,
+        targetTopics,
+        metrics,
+        quarantine,
+        new FireRateLimitsInEffect(config.fireRateLimits()));
   }
 
   /**
@@ -151,8 +154,8 @@ public final class DelayTopology {
    * @param targetTopics what is known of the target topics
    * @param metrics told of every request, fire and punctuation, on the stream threads
    * @param quarantine the records the producer refused, shared by every stream thread
-   * @param limits the fire-rate limits as they are now; asked on the stream threads at every fire
-   *     to a topic that is or was limited, so it must answer from memory
+   * @param limits the fire-rate limits in effect; asked on the stream threads at every fire to a
+   *     topic that is or was limited
    * @return a topology ready for {@code new KafkaStreams(topology, props)}
    * @throws NullPointerException if an argument is null
    */
@@ -161,7 +164,7 @@ public final class DelayTopology {
       TargetTopics targetTopics,
       DelayMetrics metrics,
       DeliveryQuarantine quarantine,
-      Supplier<FireRateLimits> limits) {
+      FireRateLimitsInEffect limits) {
     Objects.requireNonNull(config, "config cannot be null");
     Objects.requireNonNull(limits, "limits cannot be null");
     Objects.requireNonNull(quarantine, "quarantine cannot be null");

@@ -3,6 +3,7 @@ package dev.kdelay.service.limits;
 import dev.kdelay.schemas.LogValues;
 import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.FireRateLimits.Limit;
+import dev.kdelay.topology.FireRateLimitsInEffect;
 import java.time.Duration;
 import java.util.HashMap;
 import java.util.List;
@@ -10,7 +11,6 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.function.Supplier;
 import org.apache.kafka.clients.consumer.ConsumerConfig;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.clients.consumer.KafkaConsumer;
@@ -33,7 +33,7 @@ import org.slf4j.LoggerFactory;
  * from memory, on the stream threads. If the topic cannot be read, the limits last read stay in
  * effect and the thread tries again.
  */
-public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoCloseable {
+public final class FireRateLimitsFeed implements AutoCloseable {
 
   private static final Logger log = LoggerFactory.getLogger(FireRateLimitsFeed.class);
 
@@ -51,7 +51,7 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
   private final Map<String, Optional<Limit>> overrides = new HashMap<>();
   private final CountDownLatch caughtUp = new CountDownLatch(1);
   private final CountDownLatch stopped = new CountDownLatch(1);
-  private volatile FireRateLimits current;
+  private final FireRateLimitsInEffect current;
   private volatile KafkaConsumer<byte[], byte[]> consumer;
   private volatile boolean closing;
   private Thread thread;
@@ -64,7 +64,7 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
   public FireRateLimitsFeed(
       FireRateLimits configured, String topic, Map<String, Object> consumerProperties) {
     this.configured = configured;
-    this.current = configured;
+    this.current = new FireRateLimitsInEffect(configured);
     this.topic = topic;
     this.consumerProperties = new HashMap<>(consumerProperties);
     this.consumerProperties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
@@ -73,8 +73,12 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
   }
 
   /** The limits in effect now. */
-  @Override
   public FireRateLimits get() {
+    return current.get();
+  }
+
+  /** The limits in effect, as the topology reads them: what this feed read last. */
+  public FireRateLimitsInEffect inEffect() {
     return current;
   }
 
@@ -95,7 +99,7 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
           "event=fire-rate-limits-not-read topic={} waited_ms={} response=start-with-limits={}",
           topic,
           timeout.toMillis(),
-          LogValues.quote(current.toString()));
+          LogValues.quote(current.get().toString()));
     }
   }
 
@@ -124,7 +128,7 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
                 "event=fire-rate-limits-unreadable topic={} response=keep-limits={} retry_ms={}"
                     + " problem={}",
                 topic,
-                LogValues.quote(current.toString()),
+                LogValues.quote(current.get().toString()),
                 retryMs,
                 LogValues.quote(String.valueOf(e)));
             caughtUp.countDown();
@@ -189,10 +193,10 @@ public final class FireRateLimitsFeed implements Supplier<FireRateLimits>, AutoC
 
   private void publish(boolean changed) {
     FireRateLimits next = configured.overriddenBy(Map.copyOf(overrides));
-    if (changed && !next.equals(current)) {
+    if (changed && !next.equals(current.get())) {
       log.info("event=fire-rate-limits limits={}", LogValues.quote(next.toString()));
     }
-    current = next;
+    current.set(next);
   }
 
   @Override

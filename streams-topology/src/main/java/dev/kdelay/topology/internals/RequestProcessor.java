@@ -13,7 +13,7 @@ import dev.kdelay.schemas.Schedule;
 import dev.kdelay.schemas.TenantIds;
 import dev.kdelay.topology.DelayConfig;
 import dev.kdelay.topology.DelayMetrics;
-import dev.kdelay.topology.FireRateLimits;
+import dev.kdelay.topology.FireRateLimitsInEffect;
 import dev.kdelay.topology.ScheduleMove;
 import dev.kdelay.topology.StreamsTuning;
 import dev.kdelay.topology.TargetTopic;
@@ -36,7 +36,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
 import java.util.Optional;
-import java.util.function.Supplier;
 import org.apache.kafka.common.TopicPartition;
 import org.apache.kafka.common.header.Header;
 import org.apache.kafka.streams.StreamsConfig;
@@ -75,7 +74,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
   private final String rerouteTopic;
   private final Tenants tenants;
   private final int requestsPartitions;
-  private final Supplier<FireRateLimits> limits;
+  private final FireRateLimitsInEffect limits;
   private final long maxClockSkewMs;
 
   private final RequestParser parser;
@@ -114,11 +113,12 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       TargetTopics targetTopics,
       DelayMetrics metrics,
       DeliveryQuarantine quarantine) {
-    this(config, targetTopics, metrics, quarantine, fixed(config.fireRateLimits()));
-  }
-
-  private static Supplier<FireRateLimits> fixed(FireRateLimits limits) {
-    return () -> limits;
+    this(
+        config,
+        targetTopics,
+        metrics,
+        quarantine,
+        new FireRateLimitsInEffect(config.fireRateLimits()));
   }
 
   /**
@@ -134,7 +134,7 @@ public final class RequestProcessor implements Processor<byte[], byte[], Object,
       TargetTopics targetTopics,
       DelayMetrics metrics,
       DeliveryQuarantine quarantine,
-      Supplier<FireRateLimits> limits) {
+      FireRateLimitsInEffect limits) {
     this.limits = limits;
     this.targetTopics = targetTopics;
     this.metrics = metrics;

@@ -2,6 +2,7 @@ package dev.kdelay.topology.internals.limits;
 
 import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.FireRateLimits.Limit;
+import dev.kdelay.topology.FireRateLimitsInEffect;
 import java.util.HashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
@@ -9,7 +10,6 @@ import java.util.Objects;
 import java.util.OptionalLong;
 import java.util.Set;
 import java.util.function.LongSupplier;
-import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.state.KeyValueIterator;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -57,7 +57,7 @@ public final class FireSlots {
   /** Where times and spans in microseconds stop growing: about 73,000 years from the epoch. */
   private static final long SATURATED = Long.MAX_VALUE / 4;
 
-  private final Supplier<FireRateLimits> limits;
+  private final FireRateLimitsInEffect limits;
   private final int partitions;
   private final KeyValueStore<String, Long> store;
   private final Map<String, Long> clocks = new HashMap<>();
@@ -73,14 +73,14 @@ public final class FireSlots {
    * @param store where the clocks are kept; read at the first fire, once restored
    */
   public FireSlots(
-      Supplier<FireRateLimits> limits, int partitions, KeyValueStore<String, Long> store) {
+      FireRateLimitsInEffect limits, int partitions, KeyValueStore<String, Long> store) {
     this.limits = Objects.requireNonNull(limits, "limits cannot be null");
     this.partitions = partitions;
     this.store = Objects.requireNonNull(store, "store cannot be null");
   }
 
   private FireSlots() {
-    this.limits = () -> FireRateLimits.NONE;
+    this.limits = new FireRateLimitsInEffect(FireRateLimits.NONE);
     this.partitions = 1;
     this.store = null;
     this.loaded = true;

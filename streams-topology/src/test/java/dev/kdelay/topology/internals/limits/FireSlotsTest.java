@@ -3,11 +3,10 @@ package dev.kdelay.topology.internals.limits;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.kdelay.topology.FireRateLimits;
+import dev.kdelay.topology.FireRateLimitsInEffect;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.OptionalLong;
-import java.util.concurrent.atomic.AtomicReference;
-import java.util.function.Supplier;
 import org.apache.kafka.common.serialization.Serdes;
 import org.apache.kafka.streams.processor.api.MockProcessorContext;
 import org.apache.kafka.streams.state.KeyValueStore;
@@ -159,8 +158,8 @@ class FireSlotsTest {
 
   @Test
   void shouldSpaceFiresThatComeDueAfterAChangeAtTheNewRate() {
-    AtomicReference<FireRateLimits> limits = new AtomicReference<>(FireRateLimits.parse("t=1/1"));
-    FireSlots slots = new FireSlots(limits::get, 1, store);
+    FireRateLimitsInEffect limits = new FireRateLimitsInEffect(FireRateLimits.parse("t=1/1"));
+    FireSlots slots = new FireSlots(limits, 1, store);
     assertThat(slots.take("t", NOW)).isEmpty();
     assertThat(slots.take("t", NOW)).hasValue(NOW + 1_000);
 
@@ -174,8 +173,8 @@ class FireSlotsTest {
 
   @Test
   void shouldQueueBehindWhatALiftedLimitDeferredThenFireAtOnceAndForgetTheClock() {
-    AtomicReference<FireRateLimits> limits = new AtomicReference<>(FireRateLimits.parse("t=1/1"));
-    FireSlots slots = new FireSlots(limits::get, 1, store);
+    FireRateLimitsInEffect limits = new FireRateLimitsInEffect(FireRateLimits.parse("t=1/1"));
+    FireSlots slots = new FireSlots(limits, 1, store);
     assertThat(slots.take("t", NOW)).isEmpty();
     assertThat(slots.take("t", NOW)).hasValue(NOW + 1_000);
     slots.save();
@@ -229,8 +228,7 @@ class FireSlotsTest {
     slots.save();
   }
 
-  private static Supplier<FireRateLimits> limits(String setting) {
-    FireRateLimits limits = FireRateLimits.parse(setting);
-    return () -> limits;
+  private static FireRateLimitsInEffect limits(String setting) {
+    return new FireRateLimitsInEffect(FireRateLimits.parse(setting));
   }
 }
