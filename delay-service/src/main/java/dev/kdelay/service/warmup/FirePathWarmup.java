@@ -55,11 +55,12 @@ import org.slf4j.LoggerFactory;
  * for the JIT to have compiled that code with profiles before a burst.
  *
  * <p>The topology runs with the service's own kinds of collaborators (its target-topic cache, told
- * from memory that every topic exists, and its metrics, in a registry of their own), and every
- * other round fires late, as a burst does. The JIT compiles what it saw: a call site that saw only
- * a stand-in ({@code TargetTopics.UNCHECKED}, {@code DelayMetrics.NOOP}) was compiled for that one
- * class, and the first real fire threw the compiled fire path away (a {@code class_check} trap in
- * {@code DeliveryCheck.atFire}, inlined up to {@code FirePunctuator.fireDue}), as did the first
+ * from memory that every topic exists, and its metrics, in a registry of their own; the fire-rate
+ * limits are one final class whoever builds the topology, {@code FireRateLimitsInEffect}), and
+ * every other round fires late, as a burst does. The JIT compiles what it saw: a call site that saw
+ * only a stand-in ({@code TargetTopics.UNCHECKED}, {@code DelayMetrics.NOOP}) was compiled for that
+ * one class, and the first real fire threw the compiled fire path away (a {@code class_check} trap
+ * in {@code DeliveryCheck.atFire}, inlined up to {@code FirePunctuator.fireDue}), as did the first
  * late fire: the instance's first burst then ran interpreted while it was compiled again.
  *
  * <p>It runs while Kafka Streams joins the group and restores, so it costs a restart only the CPU
