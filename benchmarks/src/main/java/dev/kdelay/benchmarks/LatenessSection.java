@@ -6,11 +6,12 @@ import java.util.Optional;
 /** (3) lateness at fixed rates and at the highest sustained rate. */
 final class LatenessSection {
 
-  /** The SPEC's goal: at this rate, p50 and p99 within these bounds. */
+  /** The SPEC's goal: at this rate, sustained, p50, p99 and the maximum within these bounds. */
   static final int GOAL_RATE = 5_000;
 
-  static final long GOAL_P50_MS = 10;
+  static final long GOAL_P50_MS = 15;
   static final long GOAL_P99_MS = 50;
+  static final long GOAL_MAX_MS = 250;
 
   static final String HEADER =
       String.format(
@@ -86,14 +87,16 @@ final class LatenessSection {
     atGoal.ifPresent(
         run ->
             report.line(
-                "  goal: at %,d fires/s p50 <= %d ms and p99 <= %d ms: %s",
+                "  goal: at %,d fires/s sustained, p50 <= %d ms, p99 <= %d ms and max <= %d ms: %s",
                 GOAL_RATE,
                 GOAL_P50_MS,
                 GOAL_P99_MS,
+                GOAL_MAX_MS,
                 Report.verdict(
                     run.sustained()
                         && run.lateness().percentile(50) <= GOAL_P50_MS
-                        && run.lateness().percentile(99) <= GOAL_P99_MS)));
+                        && run.lateness().percentile(99) <= GOAL_P99_MS
+                        && run.lateness().max() <= GOAL_MAX_MS)));
     if (!textbook.isEmpty()) {
       report.line(
           "  goal: kdelay no later than textbook (all fired, p50 and p99 at most the textbook"
