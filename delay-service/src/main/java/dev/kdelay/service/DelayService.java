@@ -206,7 +206,7 @@ public final class DelayService implements AutoCloseable {
    * what its limits topic holds ({@code kdelay limits set}); the configuration's before it started.
    */
   public synchronized FireRateLimits fireRateLimits() {
-    return limits == null ? configured.delay().fireRateLimits() : limits.get();
+    return limits == null ? configured.delay().fireRateLimits() : limits.inEffect().get();
   }
 
   /** Why the instance stopped itself for good, if it did (a cause no restart cures). */

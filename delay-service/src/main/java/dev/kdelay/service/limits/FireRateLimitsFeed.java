@@ -29,9 +29,9 @@ import org.slf4j.LoggerFactory;
  * <p>{@link LimitsTopic} says what the topic's records hold; one that cannot be read is logged and
  * ignored.
  *
- * <p>A thread of its own reads the topic from the beginning and follows it; {@link #get} answers
- * from memory, on the stream threads. If the topic cannot be read, the limits last read stay in
- * effect and the thread tries again.
+ * <p>A thread of its own reads the topic from the beginning and follows it, and puts what it read
+ * in effect ({@link #inEffect}), which the stream threads read from memory. If the topic cannot be
+ * read, the limits last read stay in effect and the thread tries again.
  */
 public final class FireRateLimitsFeed implements AutoCloseable {
 
@@ -70,11 +70,6 @@ public final class FireRateLimitsFeed implements AutoCloseable {
     this.consumerProperties.put(ConsumerConfig.ENABLE_AUTO_COMMIT_CONFIG, false);
     this.consumerProperties.put(ConsumerConfig.ISOLATION_LEVEL_CONFIG, "read_committed");
     this.consumerProperties.remove(ConsumerConfig.GROUP_ID_CONFIG);
-  }
-
-  /** The limits in effect now. */
-  public FireRateLimits get() {
-    return current.get();
   }
 
   /** The limits in effect, as the topology reads them: what this feed read last. */
