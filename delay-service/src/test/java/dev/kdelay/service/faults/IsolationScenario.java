@@ -136,6 +136,23 @@ final class IsolationScenario implements AutoCloseable {
         new ByteArraySerializer());
   }
 
+  /**
+   * Makes kdelay read a topic's metadata now, and waits until it has: a task to the topic, due at
+   * once, delivered. Run with a {@link DelayConfig#TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG} longer than
+   * the wait, so that the task cannot go on before the look-up answers (and with a long {@link
+   * DelayConfig#TARGET_TOPICS_REFRESH_CONFIG}, so that kdelay believes what it read until the task
+   * under test fires). {@link #awaitApplied} is not enough: a request for a topic kdelay has not
+   * looked up waits aside on the reroute topic, which it does not watch.
+   */
+  void awaitKnown(String topic) throws Exception {
+    try (CommittedRecords delivered =
+        new CommittedRecords(bootstrapServers, List.of(topic), DelayHeaders.IDEMPOTENCY_KEY)) {
+      send(request("look-up-" + topic, topic, System.currentTimeMillis(), utf8("look-up")));
+      Await.until(
+          "a first task to reach " + topic, Duration.ofSeconds(60), () -> delivered.size() >= 1);
+    }
+  }
+
   /** Waits until kdelay has committed every request sent so far. */
   void awaitApplied() {
     Await.until(

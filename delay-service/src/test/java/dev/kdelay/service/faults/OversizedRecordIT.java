@@ -131,6 +131,7 @@ class OversizedRecordIT {
       throws Exception {
     String shrinking = scenario.topic("shrinking");
     createTopic(shrinking, Map.of());
+    scenario.awaitKnown(shrinking);
     long dueMs = System.currentTimeMillis() + 8_000;
     scenario.sendAround(
         dueMs,
@@ -171,6 +172,9 @@ class OversizedRecordIT {
       throws Exception {
     Map<String, Object> overrides = new HashMap<>(settings);
     overrides.put(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, refresh.toMillis());
+    // Every request waits for its topic's look-up: what kdelay knows of a topic is what it read.
+    overrides.put(
+        DelayConfig.TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG, Duration.ofSeconds(60).toMillis());
     return new IsolationScenario(name, kafka.bootstrapServers(), admin, stateDir, overrides);
   }
 

@@ -87,6 +87,7 @@ class RefusedTargetIT {
     try (IsolationScenario scenario = scenario("acl-revoked", Duration.ofMinutes(10))) {
       String revoked = scenario.topic("revoked");
       FaultScenario.createTopics(admin, Map.of(revoked, 3));
+      scenario.awaitKnown(revoked);
       long dueMs = System.currentTimeMillis() + 8_000;
       scenario.sendAround(
           dueMs, List.of(scenario.request("bad", revoked, dueMs, IsolationScenario.utf8("v"))));
@@ -111,7 +112,12 @@ class RefusedTargetIT {
         kafka.bootstrapServers(),
         admin,
         stateDir,
-        Map.of(DelayConfig.TARGET_TOPICS_REFRESH_CONFIG, metadataRefresh.toMillis()));
+        Map.of(
+            DelayConfig.TARGET_TOPICS_REFRESH_CONFIG,
+            metadataRefresh.toMillis(),
+            // Every request waits for its topic's look-up: what kdelay knows is what it read.
+            DelayConfig.TARGET_TOPICS_LOOKUP_TIMEOUT_CONFIG,
+            Duration.ofSeconds(60).toMillis()));
   }
 
   private static void deny(String topic) throws Exception {
