@@ -4,9 +4,7 @@ import java.lang.management.CompilationMXBean;
 import java.lang.management.ManagementFactory;
 import java.lang.management.ThreadInfo;
 import java.lang.management.ThreadMXBean;
-import java.util.Locale;
 import java.util.Set;
-import java.util.regex.Pattern;
 import javax.management.JMException;
 import javax.management.MBeanServer;
 import javax.management.MalformedObjectNameException;
@@ -44,8 +42,16 @@ record StreamsCounters(
     long streamThreadCpuNanos,
     long compileMillis) {
 
-  /** How Kafka Streams names its stream threads: {@code <client id>-StreamThread-<n>}. */
-  private static final Pattern STREAM_THREAD = Pattern.compile(".*-StreamThread-\\d+");
+  /**
+   * How Kafka Streams names its stream threads: {@code <client id>-StreamThread-<n>}.
+   *
+   * <p>The counters are read in the application's JVM just before a burst is due, so reading them
+   * must not touch code the stream thread runs: a regular expression or {@code String.format} here
+   * deoptimized the JDK's compiled {@code java.util.Formatter}, which Kafka Streams 4.3 calls on
+   * every pass of the stream thread ({@code TaskExecutionMetadata.canProcessTask}), at the burst's
+   * first fire (HotSpot's compilation log, {@code -XX:+LogCompilation}).
+   */
+  private static final String STREAM_THREAD = "-StreamThread-";
 
   /** Reads the counters of this JVM. */
   static StreamsCounters read() {
@@ -79,7 +85,7 @@ record StreamsCounters(
     }
     long total = 0;
     for (ThreadInfo info : threads.getThreadInfo(threads.getAllThreadIds())) {
-      if (info != null && STREAM_THREAD.matcher(info.getThreadName()).matches()) {
+      if (info != null && isStreamThread(info.getThreadName())) {
         long nanos = threads.getThreadCpuTime(info.getThreadId());
         total += Math.max(0, nanos); // -1: the thread ended in between
       }
@@ -87,19 +93,45 @@ record StreamsCounters(
     return total;
   }
 
-  /** The protocol form: eight numbers. */
+  /** Whether a thread's name is a stream thread's: the marker, then a number. */
+  static boolean isStreamThread(String name) {
+    int marker = name.lastIndexOf(STREAM_THREAD);
+    int digits = marker + STREAM_THREAD.length();
+    if (marker < 0 || digits == name.length()) {
+      return false;
+    }
+    for (int i = digits; i < name.length(); i++) {
+      if (name.charAt(i) < '0' || name.charAt(i) > '9') {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  /**
+   * The protocol form: eight numbers. Built with a {@link StringBuilder}: neither {@code
+   * String.format} nor {@code +}, whose first use bootstraps method handles and generates classes
+   * in the application's JVM (see {@link #STREAM_THREAD}).
+   */
   String format() {
-    return String.format(
-        Locale.ROOT,
-        "%d %d %d %d %d %d %d %d",
-        commits,
-        processed,
-        punctuations,
-        sends,
-        flushNanos,
-        commitNanos,
-        streamThreadCpuNanos,
-        compileMillis);
+    long[] values = {
+      commits,
+      processed,
+      punctuations,
+      sends,
+      flushNanos,
+      commitNanos,
+      streamThreadCpuNanos,
+      compileMillis
+    };
+    StringBuilder text = new StringBuilder(8 * 12);
+    for (long value : values) {
+      if (text.length() > 0) {
+        text.append(' ');
+      }
+      text.append(value);
+    }
+    return text.toString();
   }
 
   /** Reads the protocol form. */
