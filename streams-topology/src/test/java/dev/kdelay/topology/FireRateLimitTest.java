@@ -84,6 +84,35 @@ class FireRateLimitTest {
     }
   }
 
+  /**
+   * A deferred task waits in the due index at its slot, so a task due after it but before that slot
+   * comes first in the index: when the stream thread comes back after the slot has passed (a
+   * commit, a pause), the later task must not take the limit's free slot and fire first.
+   */
+  @Test
+  void shouldKeepDueOrderWhenTheStreamThreadComesBackAfterADeferredSlotPassed() {
+    try (DelayDriver driver = new DelayDriver(stateDir, FIVE_A_SECOND)) {
+      // given: x takes the one token, a (due just after) is deferred a slot, b is due before a's
+      // slot
+      schedule(driver, "x", LIMITED, DUE);
+      schedule(driver, "a", LIMITED, DUE.plusMillis(1));
+      schedule(driver, "b", LIMITED, DUE.plusMillis(20));
+      driver.advanceTo(DUE.plusMillis(5));
+
+      // when: the next punctuation comes three slots later
+      driver.advance(Duration.ofMillis(3 * INTERVAL_MS));
+      driver.advanceTo(DUE.plusSeconds(3));
+
+      // then: a before b, each once, none early, as it was due
+      List<Fire> limited = fires(driver, LIMITED);
+      assertThat(limited).extracting(Fire::id).containsExactly("x", "a", "b");
+      assertThat(limited)
+          .allSatisfy(fire -> assertThat(fire.firedMs()).isGreaterThanOrEqualTo(fire.dueMs()));
+      assertThat(limited.get(1).dueMs()).isEqualTo(DUE.toEpochMilli() + 1);
+      assertThat(limited.get(2).dueMs()).isEqualTo(DUE.toEpochMilli() + 20);
+    }
+  }
+
   @Test
   void shouldHoldATenantToItsLimitAcrossItsTopicsWhileTheOtherTenantFiresOnTime() {
     Map<String, Object> teamaFiveASecond =

@@ -139,7 +139,11 @@ final class DueEntries {
    */
   private boolean deferIfLimited(MeteredScheduleStore.Due due, StoredTask task, long nowMs) {
     OptionalLong slot =
-        slots.take(task.schedule().target().topic(), TenantIds.tenantOf(due.stored().id()), nowMs);
+        slots.take(
+            task.schedule().target().topic(),
+            TenantIds.tenantOf(due.stored().id()),
+            nowMs,
+            due.dueMs());
     if (slot.isEmpty()) {
       return false;
     }

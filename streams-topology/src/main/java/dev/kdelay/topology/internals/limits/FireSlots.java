@@ -63,6 +63,8 @@ public final class FireSlots {
   private final Map<String, Long> clocks = new HashMap<>();
   private final Set<String> changed = new LinkedHashSet<>();
   private final Map<String, String> tenantSubjects = new HashMap<>(); // tenant -> tenant:<name>
+  // subject -> the latest slot it deferred a fire to (micros): a task due before it fires behind
+  private final Map<String, Long> deferredTo = new HashMap<>();
   private boolean loaded;
 
   /**
@@ -121,10 +123,28 @@ public final class FireSlots {
    * @return empty to fire now, else the millisecond it is deferred to, after {@code nowMs}
    */
   public OptionalLong take(String topic, String tenant, long nowMs) {
+    return take(topic, tenant, nowMs, nowMs);
+  }
+
+  /**
+   * As {@link #take(String, String, long)}, for a task due at {@code dueMs}. A task due before a
+   * slot its limit deferred another task to never fires now, even where the limit would allow it:
+   * the deferred task waits in the due index at its slot, after this task's due time, so this one
+   * would overtake it (a partition's due order is the promise). It takes a slot right after now
+   * instead, behind every deferred task whose slot has come.
+   *
+   * @param dueMs when the task came due
+   */
+  public OptionalLong take(String topic, String tenant, long nowMs, long dueMs) {
     if (!loaded) {
       // A handful of entries, one per topic or tenant limited now or lately.
       try (KeyValueIterator<String, Long> all = store.all()) {
-        all.forEachRemaining(clock -> clocks.put(clock.key, clock.value));
+        all.forEachRemaining(
+            clock -> {
+              clocks.put(clock.key, clock.value);
+              // What was deferred before the restart is not known: at most up to the clock.
+              deferredTo.put(clock.key, clock.value);
+            });
       }
       loaded = true;
     }
@@ -151,10 +171,30 @@ public final class FireSlots {
     if (byTenant != null) {
       byTenant.took(fireAt);
     }
-    if (fireAt <= nowMicros) {
+    long dueMicros = micros(dueMs);
+    if (fireAt <= nowMicros && !behindDeferred(byTopic, dueMicros, byTenant)) {
       return OptionalLong.empty();
     }
-    return OptionalLong.of(Math.max(nowMs + 1, -Math.floorDiv(-fireAt, MICROS_PER_MS)));
+    long slotMs = Math.max(nowMs + 1, -Math.floorDiv(-fireAt, MICROS_PER_MS));
+    long slotMicros = micros(slotMs);
+    if (byTopic != null) {
+      deferredTo.merge(byTopic.subject, slotMicros, Math::max);
+    }
+    if (byTenant != null) {
+      deferredTo.merge(byTenant.subject, slotMicros, Math::max);
+    }
+    return OptionalLong.of(slotMs);
+  }
+
+  /** Milliseconds as microseconds, at most {@link #SATURATED}. */
+  private static long micros(long ms) {
+    return ms >= SATURATED / MICROS_PER_MS ? SATURATED : ms * MICROS_PER_MS;
+  }
+
+  /** Whether a task due at {@code dueMicros} is due before a slot either limit deferred to. */
+  private boolean behindDeferred(Bucket byTopic, long dueMicros, Bucket byTenant) {
+    return (byTopic != null && dueMicros < deferredTo.getOrDefault(byTopic.subject, 0L))
+        || (byTenant != null && dueMicros < deferredTo.getOrDefault(byTenant.subject, 0L));
   }
 
   /**
@@ -179,6 +219,7 @@ public final class FireSlots {
       return new Bucket(subject, clock, MICROS_PER_MS, 0);
     }
     clocks.remove(subject); // lifted, and what it deferred is due: forget the clock
+    deferredTo.remove(subject);
     changed.add(subject);
     return null;
   }
