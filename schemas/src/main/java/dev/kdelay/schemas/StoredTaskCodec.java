@@ -147,6 +147,19 @@ public final class StoredTaskCodec {
   }
 
   /**
+   * The due time a task in binary form fires as, read without decoding it: a deferred task's own
+   * (version {@value #VERSION_2} ends with it), else {@code entryTimeMs}, the time its entry is due
+   * at. Bytes that are not a task of a known version give {@code entryTimeMs}; decoding them fails
+   * where it is reported.
+   */
+  public static long firesAsDueMs(byte[] data, long entryTimeMs) {
+    if (data.length > Long.BYTES && data[0] == VERSION_2) {
+      return ByteBuffer.wrap(data, data.length - Long.BYTES, Long.BYTES).getLong();
+    }
+    return entryTimeMs;
+  }
+
+  /**
    * Decodes a task.
    *
    * @param data the binary form

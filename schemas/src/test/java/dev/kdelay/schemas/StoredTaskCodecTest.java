@@ -249,6 +249,28 @@ class StoredTaskCodecTest {
   }
 
   @Test
+  void shouldReadTheDueTimeATaskFiresAsWithoutDecodingIt() {
+    for (StoredTask task :
+        List.of(
+            onceTask(),
+            cronTask(),
+            onceTask().deferredFrom(DUE),
+            cronTask().deferredFrom(DEFERRED_DUE),
+            onceTask().deferredFrom(Long.MIN_VALUE))) {
+      assertThat(StoredTaskCodec.firesAsDueMs(StoredTaskCodec.encode(task), DUE + 5_000))
+          .as("%s", task)
+          .isEqualTo(task.firesAsDueMs(DUE + 5_000));
+    }
+    assertThat(
+            StoredTaskCodec.firesAsDueMs(golden("/vectors/stored-task-v2-cron.hex"), DUE + 5_000))
+        .isEqualTo(DEFERRED_DUE);
+    // not a task: the entry's time, and decoding reports it
+    assertThat(StoredTaskCodec.firesAsDueMs(new byte[0], DUE)).isEqualTo(DUE);
+    assertThat(StoredTaskCodec.firesAsDueMs(new byte[] {StoredTaskCodec.VERSION_2, 1, 2}, DUE))
+        .isEqualTo(DUE);
+  }
+
+  @Test
   void shouldDecodeTheGoldenBytesWhenReadingTheCronVector() {
     assertThat(StoredTaskCodec.decode(golden("/vectors/stored-task-v1-cron.hex")))
         .isEqualTo(cronTask());

@@ -113,6 +113,38 @@ class FireRateLimitTest {
     }
   }
 
+  /**
+   * Two tasks due before a deferred task's slot, met when the stream thread comes back after it,
+   * both within the limit's burst: each waits one punctuation behind the deferred one, at the same
+   * slot, where the index orders them by id. They must still fire in due order.
+   */
+  @Test
+  void shouldKeepDueOrderAmongTasksThatWaitedBehindADeferredOne() {
+    Map<String, Object> fiveASecondTwoAtOnce =
+        Map.of(DelayConfig.FIRE_RATE_LIMITS_CONFIG, LIMITED + "=5/2");
+    try (DelayDriver driver = new DelayDriver(stateDir, fiveASecondTwoAtOnce)) {
+      // given: p and q take the burst, a (due just after) is deferred a slot; z and b are due
+      // before a's slot, z first, though its id sorts last
+      schedule(driver, "p", LIMITED, DUE);
+      schedule(driver, "q", LIMITED, DUE);
+      schedule(driver, "a", LIMITED, DUE.plusMillis(1));
+      schedule(driver, "z", LIMITED, DUE.plusMillis(20));
+      schedule(driver, "b", LIMITED, DUE.plusMillis(30));
+      driver.advanceTo(DUE.plusMillis(5));
+
+      // when: the next punctuation comes five slots later, with the burst free again
+      driver.advance(Duration.ofMillis(5 * INTERVAL_MS));
+      driver.advanceTo(DUE.plusSeconds(3));
+
+      // then: in due order, each once, none early
+      List<Fire> limited = fires(driver, LIMITED);
+      assertThat(limited).extracting(Fire::id).containsExactly("p", "q", "a", "z", "b");
+      assertThat(limited)
+          .allSatisfy(fire -> assertThat(fire.firedMs()).isGreaterThanOrEqualTo(fire.dueMs()));
+      assertThat(driver.deadLetters()).isEmpty();
+    }
+  }
+
   @Test
   void shouldHoldATenantToItsLimitAcrossItsTopicsWhileTheOtherTenantFiresOnTime() {
     Map<String, Object> teamaFiveASecond =

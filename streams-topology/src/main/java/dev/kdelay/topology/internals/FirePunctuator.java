@@ -22,12 +22,13 @@ import org.apache.kafka.streams.processor.api.ProcessorContext;
  * bytes, so that the stream thread gets back to polling, heartbeats and commits under a backlog,
  * and no more than the task's share of the thread's transaction ({@link FireCommits#allowance}), so
  * that a burst becomes visible as it drains. The scan that found them is closed by then; each is
- * fired (or dead-lettered) and its entry rewritten after. Then it asks for a commit (see {@link
- * FireCommits}; each fire is noted there through {@link Delivery}): under exactly-once the fired
- * records become visible to {@code read_committed} consumers when the transaction commits, and
- * waiting for the regular commit interval would add up to that interval to every task's lateness. A
- * punctuation also asks for the commit of fires its interval held back, including those a request
- * made.
+ * fired (or dead-lettered) and its entry rewritten after, in the order they fire as ({@link
+ * DueOrder}: a task a fire-rate limit deferred by its own due time, not its slot's). Then it asks
+ * for a commit (see {@link FireCommits}; each fire is noted there through {@link Delivery}): under
+ * exactly-once the fired records become visible to {@code read_committed} consumers when the
+ * transaction commits, and waiting for the regular commit interval would add up to that interval to
+ * every task's lateness. A punctuation also asks for the commit of fires its interval held back,
+ * including those a request made.
  *
  * <p>At least once, the writes of a batch are held until the commit that flushes its records (see
  * {@link ScheduleWrites}). Their entries are still due in the store until then: the next scan
@@ -159,7 +160,8 @@ final class FirePunctuator implements Punctuator {
     }
     long started = System.nanoTime();
     // The scan is closed when due() returns: firing writes the store, never into an open scan.
-    List<MeteredScheduleStore.Due> batch = store.due(now, allowed, room.bytes(), room.after());
+    List<MeteredScheduleStore.Due> batch =
+        DueOrder.of(store.due(now, allowed, room.bytes(), room.after()));
     long lastDue = Long.MIN_VALUE;
     int handled = 0;
     for (MeteredScheduleStore.Due due : batch) {
@@ -170,7 +172,7 @@ final class FirePunctuator implements Punctuator {
         store.leftDue(due); // a request for this id was read and applies first; then it is due
         continue;
       }
-      lastDue = due.dueMs();
+      lastDue = Math.max(lastDue, due.dueMs());
       try {
         this.due.onDue(due, now, delivery);
       } catch (RuntimeException failure) {

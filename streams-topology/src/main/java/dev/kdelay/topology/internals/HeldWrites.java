@@ -99,9 +99,15 @@ final class HeldWrites {
     return new Room(maxFires - held.size(), maxBytes - bytes, lastHandled, true);
   }
 
-  /** Notes a due entry handled: while writes are held, the next scan starts after it. */
+  /**
+   * Notes a due entry handled: while writes are held, the next scan starts after the one due
+   * latest. A batch is handled in {@link DueOrder}, which can put an entry due later in the index
+   * before one due sooner.
+   */
   void handled(Due due) {
-    lastHandled = due;
+    if (lastHandled == null || due.dueMs() >= lastHandled.dueMs()) {
+      lastHandled = due;
+    }
   }
 
   /** How many ids have a write held. */

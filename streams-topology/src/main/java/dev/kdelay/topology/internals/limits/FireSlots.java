@@ -131,7 +131,8 @@ public final class FireSlots {
    * slot its limit deferred another task to never fires now, even where the limit would allow it:
    * the deferred task waits in the due index at its slot, after this task's due time, so this one
    * would overtake it (a partition's due order is the promise). It takes a slot right after now
-   * instead, behind every deferred task whose slot has come.
+   * instead, behind every deferred task whose slot has come; the tasks that took that slot fire
+   * there by their own due times (the punctuation handles a batch in the order its tasks fire as).
    *
    * @param dueMs when the task came due
    */
