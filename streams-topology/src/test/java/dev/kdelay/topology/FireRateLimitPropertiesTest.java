@@ -36,12 +36,6 @@ import org.junit.jupiter.api.io.TempDir;
  * rather than against a full model. Two properties: one where the stream thread punctuates on time,
  * one where it also comes back late (a long clock step in one go: a pause, a long commit).
  *
- * <p>Where the thread came back late the rate is not checked: the deferred tasks whose slots passed
- * meanwhile all go out at its next punctuations, faster than the limit (found by the second
- * property, seed 3186433907219729166: a limit of 1 a second, two deferred slots passed during a 1.5
- * s pause, three fires within 995 ms). A known gap, not yet closed: a deferred task fires at its
- * slot without asking the limit again.
- *
  * <p>What is checked:
  *
  * <ul>
@@ -50,7 +44,7 @@ import org.junit.jupiter.api.io.TempDir;
  *       or already fired one never fires;
  *   <li>a trigger fires its task at once, as it was due;
  *   <li>the limited topic receives, in any second, at most its rate and its burst (triggers, which
- *       are not limited, aside), where the thread kept time;
+ *       are not limited, aside), also after the thread came back late;
  *   <li>no task of the limited topic fires before one that both came due earlier (the later of its
  *       due time and the moment its request applied, with the 5 ms a punctuation spans as slack)
  *       and is due earlier (due time, then id). Each order alone is not promised: tasks wait for
@@ -196,6 +190,58 @@ class FireRateLimitPropertiesTest {
                 new Schedule(0, true, -6))));
   }
 
+  /**
+   * Found by the generator (seed 3186433907219729166): two deferred slots passed while the stream
+   * thread was away for 1.5 s, and both went out at once when it came back, with the next slot's
+   * fire three within 995 ms at a limit of one a second. A deferred fire whose slot came late now
+   * asks the limit again.
+   */
+  @Test
+  void shouldKeepTheRateWhenDeferredSlotsPassWhileTheThreadIsAway() {
+    check(
+        new Case(
+            1.0,
+            1,
+            1,
+            List.of(
+                new Schedule(0, true, 0),
+                new Cancel(1),
+                new Schedule(2, true, 0),
+                new Schedule(1, true, 0),
+                new Schedule(0, true, 0),
+                new Advance(501),
+                new Stall(1504))));
+  }
+
+  /**
+   * Found by the generator (seed -2439959959243643093), with late deferred fires settled again: t0
+   * was settled behind a fire settled again, and t1, due after t0 but taken later, got a slot from
+   * the limit's burst ahead of t0's. A task due before the latest deferred slot now takes a slot an
+   * interval after it.
+   */
+  @Test
+  void shouldPutATaskDueBeforeTheLatestDeferredSlotBehindIt() {
+    check(
+        new Case(
+            1.0,
+            3,
+            1,
+            List.of(
+                new Cancel(0),
+                new Schedule(0, true, 0),
+                new Stall(1133),
+                new Schedule(3, true, 0),
+                new Schedule(1, true, 0),
+                new Schedule(2, false, 0),
+                new Restart(),
+                new Schedule(0, false, 0),
+                new Schedule(0, false, 0),
+                new Stall(992),
+                new Advance(16),
+                new Schedule(0, true, 0),
+                new Schedule(1, true, 299))));
+  }
+
   @Test
   void shouldFireEveryTaskOnceInOrderAndWithinTheLimit() {
     PropertyCheck.forAll(
@@ -284,8 +330,7 @@ class FireRateLimitPropertiesTest {
       List<Fire> limited =
           run.fires.stream().filter(f -> f.topic().equals(LIMITED) && !f.triggered()).toList();
       int allowed = c.burst() + (int) Math.ceil(c.rate());
-      boolean keptTime = c.steps().stream().noneMatch(s -> s instanceof Stall);
-      for (int from = 0, to = 0; keptTime && to < limited.size(); to++) {
+      for (int from = 0, to = 0; to < limited.size(); to++) {
         while (limited.get(to).firedMs() - limited.get(from).firedMs() >= 1_000) {
           from++;
         }

@@ -103,9 +103,11 @@ class FireRateLimitTest {
       driver.advance(Duration.ofMillis(3 * INTERVAL_MS));
       driver.advanceTo(DUE.plusSeconds(3));
 
-      // then: a before b, each once, none early, as it was due
+      // then: a before b, each once, none early, as it was due, and a slot apart: a's slot passed
+      // while the thread was away, so a goes out when it comes back and b a slot later
       List<Fire> limited = fires(driver, LIMITED);
       assertThat(limited).extracting(Fire::id).containsExactly("x", "a", "b");
+      assertSpacedAtTheRate(limited);
       assertThat(limited)
           .allSatisfy(fire -> assertThat(fire.firedMs()).isGreaterThanOrEqualTo(fire.dueMs()));
       assertThat(limited.get(1).dueMs()).isEqualTo(DUE.toEpochMilli() + 1);
@@ -141,6 +143,34 @@ class FireRateLimitTest {
       assertThat(limited).extracting(Fire::id).containsExactly("p", "q", "a", "z", "b");
       assertThat(limited)
           .allSatisfy(fire -> assertThat(fire.firedMs()).isGreaterThanOrEqualTo(fire.dueMs()));
+      assertThat(driver.deadLetters()).isEmpty();
+    }
+  }
+
+  /**
+   * Deferred slots that all passed while the stream thread was away (a pause, a long commit) do not
+   * go out together when it comes back: each asks the limit again, and they leave at its rate.
+   */
+  @Test
+  void shouldKeepTheRateForDeferredSlotsThatPassedWhileTheThreadWasAway() {
+    try (DelayDriver driver = new DelayDriver(stateDir, FIVE_A_SECOND)) {
+      // given: six due at once, one fires, five deferred a slot apart
+      for (int i = 0; i < 6; i++) {
+        schedule(driver, "task-" + i, LIMITED, DUE);
+      }
+      driver.advanceTo(DUE.plusMillis(5));
+      assertThat(fires(driver, LIMITED)).extracting(Fire::id).containsExactly("task-0");
+
+      // when: the next punctuation comes after all five slots have passed
+      driver.advance(Duration.ofMillis(6 * INTERVAL_MS));
+      driver.advanceTo(DUE.plusSeconds(5));
+
+      // then: the five go out a slot apart, in due order, each once, as it was due
+      List<Fire> limited = fires(driver, LIMITED);
+      assertThat(limited).extracting(Fire::id).containsExactlyElementsOf(ids("task-", 1, 6));
+      assertSpacedAtTheRate(limited);
+      assertThat(limited)
+          .allSatisfy(fire -> assertThat(fire.dueMs()).isEqualTo(DUE.toEpochMilli()));
       assertThat(driver.deadLetters()).isEmpty();
     }
   }

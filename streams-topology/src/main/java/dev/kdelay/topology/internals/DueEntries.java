@@ -88,7 +88,7 @@ final class DueEntries {
       return;
     }
     // A deferred entry came due at its slot: it fires as the occurrence that was due.
-    if (task.deferredDueMs().isEmpty() && deferIfLimited(due, task, nowMs)) {
+    if (deferIfLimited(due, task, nowMs)) {
       return;
     }
     long dueMs = task.firesAsDueMs(due.dueMs());
@@ -110,7 +110,7 @@ final class DueEntries {
     // fires whatever the policy, and the occurrences after it are judged by theirs.
     Recurrence.Step step =
         recurrence.onDue(spec, dueMs, task.occurrence() - 1, deferred ? dueMs : nowMs);
-    if (step.fire() && !deferred && deferIfLimited(due, task, nowMs)) {
+    if (step.fire() && deferIfLimited(due, task, nowMs)) {
       return;
     }
     ScheduleEntry next =
@@ -133,27 +133,33 @@ final class DueEntries {
   /**
    * Defers a task that came due to its topic's next free slot if a fire-rate limit holds it back:
    * its entry is rewritten due at the slot, keeping the due time it fires with. Nothing goes out
-   * now; it stays cancellable, and fires at the slot.
+   * now; it stays cancellable, and fires at the slot. One already deferred is settled again at a
+   * later slot if it came to its slot late ({@link FireSlots#atSlot}).
    *
    * @return whether it was deferred
    */
   private boolean deferIfLimited(MeteredScheduleStore.Due due, StoredTask task, long nowMs) {
+    String id = due.stored().id();
+    String topic = task.schedule().target().topic();
+    String tenant = TenantIds.tenantOf(id);
+    // One deferred already asks again only if its slot came late (FireSlots.atSlot)
     OptionalLong slot =
-        slots.take(
-            task.schedule().target().topic(),
-            TenantIds.tenantOf(due.stored().id()),
-            nowMs,
-            due.dueMs());
+        task.deferredDueMs().isEmpty()
+            ? slots.take(topic, tenant, nowMs, due.dueMs())
+            : slots.atSlot(topic, tenant, id, nowMs, due.dueMs());
     if (slot.isEmpty()) {
       return false;
     }
     ScheduleEntry entry = due.entry();
     long slotMs = slot.getAsLong();
     writes.write(
-        due.stored().id(),
+        id,
         due.stored(),
         ScheduleEntry.scheduled(
-            slotMs, entry.requestMs(), entry.origin(), task.deferredFrom(due.dueMs())),
+            slotMs,
+            entry.requestMs(),
+            entry.origin(),
+            task.deferredFrom(task.firesAsDueMs(due.dueMs()))),
         false);
     long deferredMs = slotMs - due.dueMs();
     Delivery.afterward(() -> metrics.fireDeferred(deferredMs));

@@ -4,6 +4,8 @@ import dev.kdelay.topology.FireRateLimits;
 import dev.kdelay.topology.FireRateLimits.Limit;
 import dev.kdelay.topology.FireRateLimitsInEffect;
 import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
 import java.util.LinkedHashSet;
 import java.util.Map;
 import java.util.Objects;
@@ -25,7 +27,8 @@ import org.apache.kafka.streams.state.Stores;
  * of now; otherwise it is deferred to the slot where it would conform. Either way the clock moves
  * on by one interval, so each fire deferred gets a slot of its own, after every slot handed out
  * before it: deferred fires go out in the order they came due, at the limit's rate, and a fire that
- * comes due later waits behind them.
+ * comes due later waits behind them. A deferred fire whose slot the stream thread reached late asks
+ * again ({@link #atSlot}), so that the slots that passed meanwhile do not all go out at once.
  *
  * <p>A tenant may have a limit of its own ({@link FireRateLimits#tenant}), over all its fires to
  * whatever topic: its clock works the same way, and a tenant's fire goes out at the first slot
@@ -65,6 +68,14 @@ public final class FireSlots {
   private final Map<String, String> tenantSubjects = new HashMap<>(); // tenant -> tenant:<name>
   // subject -> the latest slot it deferred a fire to (micros): a task due before it fires behind
   private final Map<String, Long> deferredTo = new HashMap<>();
+  // subject -> its clock as restored: what it deferred before is not known, at most up to an
+  // interval before the clock
+  private final Map<String, Long> restored = new HashMap<>();
+  // subject -> the latest slot a late deferred fire was settled again at (micros), see atSlot
+  private final Map<String, Long> settledTo = new HashMap<>();
+  // id -> the slot (ms) a late deferred fire was settled again at: it fires there as it is. In the
+  // order settled; what a cancel or a replacement left behind is dropped a while after its slot.
+  private final LinkedHashMap<String, Long> settled = new LinkedHashMap<>();
   private boolean loaded;
 
   /**
@@ -130,25 +141,15 @@ public final class FireSlots {
    * As {@link #take(String, String, long)}, for a task due at {@code dueMs}. A task due before a
    * slot its limit deferred another task to never fires now, even where the limit would allow it:
    * the deferred task waits in the due index at its slot, after this task's due time, so this one
-   * would overtake it (a partition's due order is the promise). It takes a slot right after now
-   * instead, behind every deferred task whose slot has come; the tasks that took that slot fire
-   * there by their own due times (the punctuation handles a batch in the order its tasks fire as).
+   * would overtake it (a partition's due order is the promise). It takes a slot an interval after
+   * that one instead, or if that has passed, right after now, behind every deferred task whose slot
+   * has come; the tasks that took that slot fire there by their own due times (the punctuation
+   * handles a batch in the order its tasks fire as).
    *
    * @param dueMs when the task came due
    */
   public OptionalLong take(String topic, String tenant, long nowMs, long dueMs) {
-    if (!loaded) {
-      // A handful of entries, one per topic or tenant limited now or lately.
-      try (KeyValueIterator<String, Long> all = store.all()) {
-        all.forEachRemaining(
-            clock -> {
-              clocks.put(clock.key, clock.value);
-              // What was deferred before the restart is not known: at most up to the clock.
-              deferredTo.put(clock.key, clock.value);
-            });
-      }
-      loaded = true;
-    }
+    load();
     FireRateLimits now = limits.get();
     long nowMicros = nowMs * MICROS_PER_MS;
     Bucket byTopic = bucket(topic, now, nowMicros);
@@ -160,9 +161,11 @@ public final class FireSlots {
     if (byTopic == null && byTenant == null) {
       return OptionalLong.empty(); // the common case: a look-up or two in memory
     }
+    long dueMicros = micros(dueMs);
+    boolean behind = behindDeferred(byTopic, dueMicros, byTenant);
     long fireAt =
         Math.max(
-            nowMicros,
+            Math.max(nowMicros, behind ? Math.max(after(byTopic), after(byTenant)) : nowMicros),
             Math.max(
                 byTopic == null ? nowMicros : byTopic.conforms(),
                 byTenant == null ? nowMicros : byTenant.conforms()));
@@ -172,19 +175,131 @@ public final class FireSlots {
     if (byTenant != null) {
       byTenant.took(fireAt);
     }
-    long dueMicros = micros(dueMs);
-    if (fireAt <= nowMicros && !behindDeferred(byTopic, dueMicros, byTenant)) {
+    if (fireAt <= nowMicros && !behind) {
       return OptionalLong.empty();
     }
     long slotMs = Math.max(nowMs + 1, -Math.floorDiv(-fireAt, MICROS_PER_MS));
-    long slotMicros = micros(slotMs);
+    // the slot it conforms at, or the one after now it waits at behind the deferred ones
+    long deferredAt = fireAt > nowMicros ? fireAt : micros(slotMs);
     if (byTopic != null) {
-      deferredTo.merge(byTopic.subject, slotMicros, Math::max);
+      deferredTo.merge(byTopic.subject, deferredAt, Math::max);
     }
     if (byTenant != null) {
-      deferredTo.merge(byTenant.subject, slotMicros, Math::max);
+      deferredTo.merge(byTenant.subject, deferredAt, Math::max);
     }
     return OptionalLong.of(slotMs);
+  }
+
+  /**
+   * Whether a fire deferred to {@code slotMs} goes out now that its slot has come, or is settled
+   * again at a later slot. Its slot was handed out assuming it would go out then; when the stream
+   * thread comes back late (a pause, a long commit, a restart in another instance), every deferred
+   * fire whose slot passed meanwhile is due at once, and going out together they would exceed the
+   * limit. So a fire more than an interval (and {@value #LATE_SLACK_MS} ms) past its slot, or one
+   * whose slot comes less than an interval after a fire settled again, is settled again: at now or
+   * an interval after the last one settled, whichever is later, in the order they come (due order,
+   * as the punctuation handles them). The clock moves on past it, so that fires that come due later
+   * wait behind. A fire goes out at the slot it was settled at as it is.
+   *
+   * <p>What was settled again is kept in memory: after a restart, a fire settled before it counts
+   * as deferred to its new slot, and is settled again only if it is late there.
+   *
+   * @param id the task's id
+   * @param slotMs the slot it was deferred to
+   * @return empty to fire now, else the millisecond it is settled at, after {@code nowMs}
+   */
+  public OptionalLong atSlot(String topic, String tenant, String id, long nowMs, long slotMs) {
+    Long settledAt = settled.remove(id);
+    if (settledAt != null && settledAt == slotMs) {
+      return OptionalLong.empty();
+    }
+    for (Iterator<Long> oldest = settled.values().iterator();
+        oldest.hasNext() && oldest.next() < nowMs - FORGET_SETTLED_MS; ) {
+      oldest.remove();
+    }
+    load();
+    FireRateLimits now = limits.get();
+    long nowMicros = micros(nowMs);
+    Bucket byTopic = bucket(topic, now, nowMicros);
+    Bucket byTenant =
+        tenant.isEmpty()
+            ? null
+            : bucket(
+                tenantSubjects.computeIfAbsent(tenant, FireRateLimits::tenant), now, nowMicros);
+    long slotMicros = micros(slotMs);
+    if (!late(byTopic, slotMicros, nowMicros) && !late(byTenant, slotMicros, nowMicros)) {
+      return OptionalLong.empty();
+    }
+    long fireAt = Math.max(nowMicros, Math.max(next(byTopic), next(byTenant)));
+    settle(byTopic, fireAt);
+    settle(byTenant, fireAt);
+    if (fireAt <= nowMicros) {
+      return OptionalLong.empty();
+    }
+    long settledMs = -Math.floorDiv(-fireAt, MICROS_PER_MS);
+    settled.put(id, settledMs);
+    return OptionalLong.of(settledMs);
+  }
+
+  /** How late a deferred fire may go out after its slot and still count as on time. */
+  static final long LATE_SLACK_MS = 20;
+
+  /**
+   * How long after its slot a fire settled again is remembered: one that is still stored then (its
+   * thread stopped that long) counts as deferred there, and is settled again if late.
+   */
+  private static final long FORGET_SETTLED_MS = 60_000;
+
+  /**
+   * Whether a deferred fire at {@code slotMicros} cannot go out now within a limit: late by more
+   * than an interval and {@link #LATE_SLACK_MS}, or closer than an interval after a fire settled
+   * again.
+   */
+  private boolean late(Bucket bucket, long slotMicros, long nowMicros) {
+    if (bucket == null) {
+      return false;
+    }
+    long slack = Math.max(bucket.interval, LATE_SLACK_MS * MICROS_PER_MS);
+    return nowMicros - slotMicros > slack || slotMicros < next(bucket);
+  }
+
+  /** The earliest a fire settled again may go out within a limit: an interval after the last. */
+  private long next(Bucket bucket) {
+    if (bucket == null) {
+      return Long.MIN_VALUE;
+    }
+    Long last = settledTo.get(bucket.subject);
+    return last == null ? Long.MIN_VALUE : saturated(() -> Math.addExact(last, bucket.interval));
+  }
+
+  /** A fire was settled again at {@code fireAt}: later fires of the limit go behind it. */
+  private void settle(Bucket bucket, long fireAt) {
+    if (bucket == null) {
+      return;
+    }
+    settledTo.put(bucket.subject, fireAt);
+    deferredTo.merge(bucket.subject, fireAt, Math::max);
+    long after = saturated(() -> Math.addExact(fireAt, bucket.interval));
+    if (after > clocks.getOrDefault(bucket.subject, Long.MIN_VALUE)) {
+      clocks.put(bucket.subject, after);
+      changed.add(bucket.subject);
+    }
+  }
+
+  /** Reads the clocks, once restored: at the first fire. */
+  private void load() {
+    if (loaded) {
+      return;
+    }
+    // A handful of entries, one per topic or tenant limited now or lately.
+    try (KeyValueIterator<String, Long> all = store.all()) {
+      all.forEachRemaining(
+          clock -> {
+            clocks.put(clock.key, clock.value);
+            restored.put(clock.key, clock.value);
+          });
+    }
+    loaded = true;
   }
 
   /** Milliseconds as microseconds, at most {@link #SATURATED}. */
@@ -192,10 +307,34 @@ public final class FireSlots {
     return ms >= SATURATED / MICROS_PER_MS ? SATURATED : ms * MICROS_PER_MS;
   }
 
+  /**
+   * The earliest a fire behind the deferred ones may go out within a limit: an interval after the
+   * latest slot it deferred to (or settled a fire at again).
+   */
+  private long after(Bucket bucket) {
+    if (bucket == null) {
+      return Long.MIN_VALUE;
+    }
+    long last = deferredBound(bucket);
+    return last == Long.MIN_VALUE
+        ? Long.MIN_VALUE
+        : saturated(() -> Math.addExact(last, bucket.interval));
+  }
+
   /** Whether a task due at {@code dueMicros} is due before a slot either limit deferred to. */
   private boolean behindDeferred(Bucket byTopic, long dueMicros, Bucket byTenant) {
-    return (byTopic != null && dueMicros < deferredTo.getOrDefault(byTopic.subject, 0L))
-        || (byTenant != null && dueMicros < deferredTo.getOrDefault(byTenant.subject, 0L));
+    return (byTopic != null && dueMicros < deferredBound(byTopic))
+        || (byTenant != null && dueMicros < deferredBound(byTenant));
+  }
+
+  /**
+   * The latest slot a limit deferred a fire to, or Long.MIN_VALUE. After a restart, what was
+   * deferred before it is not known: at most up to an interval before the clock restored.
+   */
+  private long deferredBound(Bucket bucket) {
+    long bound = deferredTo.getOrDefault(bucket.subject, Long.MIN_VALUE);
+    Long clock = restored.get(bucket.subject);
+    return clock == null ? bound : Math.max(bound, clock - bucket.interval);
   }
 
   /**
@@ -221,6 +360,8 @@ public final class FireSlots {
     }
     clocks.remove(subject); // lifted, and what it deferred is due: forget the clock
     deferredTo.remove(subject);
+    restored.remove(subject);
+    settledTo.remove(subject);
     changed.add(subject);
     return null;
   }

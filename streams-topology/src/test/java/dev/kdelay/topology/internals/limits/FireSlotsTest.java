@@ -91,6 +91,31 @@ class FireSlotsTest {
   }
 
   @Test
+  void shouldLetADeferredFireGoAtItsSlotAndSettleLateOnesAgainAnIntervalApart() {
+    FireSlots slots = new FireSlots(limits("t=1/1"), 1, store);
+    assertThat(slots.take("t", NOW)).isEmpty();
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 1_000); // a
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 2_000); // b
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 3_000); // c
+    assertThat(slots.take("t", NOW)).hasValue(NOW + 4_000); // d
+
+    // on time at its slot (within a punctuation or so): it goes
+    assertThat(slots.atSlot("t", "", "a", NOW + 1_005, NOW + 1_000)).isEmpty();
+
+    // when: the thread comes back 1.5 s after b's slot, past c's too
+    long back = NOW + 3_500;
+
+    // then: b goes now, c an interval later; d, due at its slot then, waits behind c
+    assertThat(slots.atSlot("t", "", "b", back, NOW + 2_000)).isEmpty();
+    assertThat(slots.atSlot("t", "", "c", back, NOW + 3_000)).hasValue(back + 1_000);
+    assertThat(slots.atSlot("t", "", "d", NOW + 4_000, NOW + 4_000)).hasValue(back + 2_000);
+    // and a settled one goes at the slot it was settled at
+    assertThat(slots.atSlot("t", "", "c", back + 1_000, back + 1_000)).isEmpty();
+    // a fire that comes due now takes a slot after every one settled again
+    assertThat(slots.take("t", back + 1_000)).hasValue(back + 3_000);
+  }
+
+  @Test
   void shouldFireATopicWithoutALimitAtOnce() {
     FireSlots slots = new FireSlots(limits("limited=1"), 1, store);
 
