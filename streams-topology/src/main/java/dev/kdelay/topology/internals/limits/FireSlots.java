@@ -60,6 +60,18 @@ public final class FireSlots {
   /** Where times and spans in microseconds stop growing: about 73,000 years from the epoch. */
   private static final long SATURATED = Long.MAX_VALUE / 4;
 
+  /**
+   * How late after its slot a deferred fire still goes out as it is: this, or an interval if that
+   * is longer.
+   */
+  private static final long LATE_SLACK_MS = 20;
+
+  /**
+   * How long after its slot a fire settled again is remembered: one that is still stored then (its
+   * thread stopped that long) counts as deferred there, and is settled again if late.
+   */
+  private static final long FORGET_SETTLED_MS = 60_000;
+
   private final FireRateLimitsInEffect limits;
   private final int partitions;
   private final KeyValueStore<String, Long> store;
@@ -195,11 +207,11 @@ public final class FireSlots {
    * again at a later slot. Its slot was handed out assuming it would go out then; when the stream
    * thread comes back late (a pause, a long commit, a restart in another instance), every deferred
    * fire whose slot passed meanwhile is due at once, and going out together they would exceed the
-   * limit. So a fire more than an interval (and {@value #LATE_SLACK_MS} ms) past its slot, or one
-   * whose slot comes less than an interval after a fire settled again, is settled again: at now or
-   * an interval after the last one settled, whichever is later, in the order they come (due order,
-   * as the punctuation handles them). The clock moves on past it, so that fires that come due later
-   * wait behind. A fire goes out at the slot it was settled at as it is.
+   * limit. So a fire more than an interval (or {@value #LATE_SLACK_MS} ms, if longer) past its
+   * slot, or one whose slot comes less than an interval after a fire settled again, is settled
+   * again: at now or an interval after the last one settled, whichever is later, in the order they
+   * come (due order, as the punctuation handles them). The clock moves on past it, so that fires
+   * that come due later wait behind. A fire goes out at the slot it was settled at as it is.
    *
    * <p>What was settled again is kept in memory: after a restart, a fire settled before it counts
    * as deferred to its new slot, and is settled again only if it is late there.
@@ -241,19 +253,10 @@ public final class FireSlots {
     return OptionalLong.of(settledMs);
   }
 
-  /** How late a deferred fire may go out after its slot and still count as on time. */
-  static final long LATE_SLACK_MS = 20;
-
-  /**
-   * How long after its slot a fire settled again is remembered: one that is still stored then (its
-   * thread stopped that long) counts as deferred there, and is settled again if late.
-   */
-  private static final long FORGET_SETTLED_MS = 60_000;
-
   /**
    * Whether a deferred fire at {@code slotMicros} cannot go out now within a limit: late by more
-   * than an interval and {@link #LATE_SLACK_MS}, or closer than an interval after a fire settled
-   * again.
+   * than an interval (or {@link #LATE_SLACK_MS}, if longer), or closer than an interval after a
+   * fire settled again.
    */
   private boolean late(Bucket bucket, long slotMicros, long nowMicros) {
     if (bucket == null) {
