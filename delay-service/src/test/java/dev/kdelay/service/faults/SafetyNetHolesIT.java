@@ -100,10 +100,14 @@ class SafetyNetHolesIT {
                 .as("dead letters")
                 .containsExactly("before-epoch:BAD_TIME");
             healthyFiredOnce(softly, outcome);
+            // Not held behind the bad request: the defect's crash loop held every task of the
+            // partition for seconds per thread replacement. Not a timeliness figure (that is the
+            // benchmark's): on the 2-core CI machine, beside the other integration-test JVM, the
+            // healthy tasks' p99 here was 49, 337, 66 and 1,063 ms in four CI runs.
             softly
                 .assertThat(outcome.latenessPercentile(0.99))
                 .as("healthy tasks' due->visible p99, ms")
-                .isBetween(0L, 1_000L);
+                .isBetween(0L, 5_000L);
           });
     }
   }
