@@ -138,8 +138,14 @@ final class CommittedRecords implements AutoCloseable {
     return seenKeys.containsAll(keys);
   }
 
+  /** Whether a record with this index header value has arrived. */
+  boolean contains(String key) {
+    return seenKeys.contains(key);
+  }
+
   /** Those of these index header values no record has arrived with yet. */
   Set<String> missing(Collection<String> keys) {
+    checkHealthy();
     Set<String> missing = new java.util.TreeSet<>(keys);
     missing.removeAll(seenKeys);
     return missing;

@@ -218,7 +218,8 @@ final class FaultScenario implements AutoCloseable {
       Await.until(
           "every expected occurrence to be visible (" + ledger.expected().size() + ")",
           fireTimeout,
-          () -> fired.containsAll(ledger.expected().keySet()));
+          () ->
+              ledger.awaited(fired.missing(ledger.expected().keySet()), fired::contains).isEmpty());
     } catch (AssertionError e) {
       // Leave the evidence and say what is missing before failing: lost, or only very late?
       List<Received> sofar = fired.finish(Duration.ofSeconds(60));

@@ -1,10 +1,13 @@
 package dev.kdelay.service.faults;
 
 import java.util.Collection;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Predicate;
 
 /**
  * What was asked of kdelay, by idempotency key ({@code <id>@<due ms>}): the occurrences that must
@@ -85,6 +88,28 @@ final class Ledger {
 
   Map<String, Task> expected() {
     return Map.copyOf(expected);
+  }
+
+  /**
+   * The expected occurrences a final check still waits for, of those not visible yet: all but a
+   * replacement whose id's replaced occurrence fired instead. The contract explains that one: a
+   * replacement stamped in the same millisecond as its schedule and read after the schedule fired
+   * (intake behind, as while a broker dies) is refused {@code SUPERSEDED} and never fires; {@link
+   * Verdict} then holds it to that dead letter, and counts it lost without one. Every partition's
+   * sentinel, due after everything, is still waited for, so anything that does fire has by then.
+   */
+  Set<String> awaited(Set<String> notVisible, Predicate<String> visible) {
+    Set<String> ids = new HashSet<>();
+    forbidden.keySet().stream().filter(visible).forEach(key -> ids.add(idOf(key)));
+    Set<String> awaited = new TreeSet<>(notVisible);
+    awaited.removeIf(key -> ids.contains(idOf(key)));
+    return awaited;
+  }
+
+  /** The id of an idempotency key ({@code id@due}). */
+  private static String idOf(String idempotencyKey) {
+    int at = idempotencyKey.lastIndexOf('@');
+    return at < 0 ? idempotencyKey : idempotencyKey.substring(0, at);
   }
 
   /** The expected task of an idempotency key, or null. */

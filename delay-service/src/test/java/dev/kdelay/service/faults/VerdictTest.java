@@ -6,6 +6,7 @@ import dev.kdelay.schemas.DelayHeaders;
 import dev.kdelay.service.faults.CommittedRecords.Received;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.Set;
 import org.apache.kafka.clients.consumer.ConsumerRecord;
 import org.apache.kafka.common.header.internals.RecordHeaders;
 import org.apache.kafka.common.record.TimestampType;
@@ -71,6 +72,20 @@ class VerdictTest {
     Verdict lost = Verdict.of(ledger, fired, noSamples());
     assertThat(lost.clean()).isFalse();
     assertThat(lost.report()).contains("lost (1): task-1@" + (DUE + 5_000));
+  }
+
+  @Test
+  void theFinalWaitDoesNotWaitForAReplacementWhoseReplacedOccurrenceFired() {
+    // given: task-1's replacement (due later) and task-2 not visible; task-1's replaced one fired
+    Ledger ledger = new Ledger();
+    ledger.forbid(key("task-1"), DUE);
+    Set<String> notVisible = Set.of("task-1@" + (DUE + 5_000), key("task-2"));
+
+    // then: only task-2 is waited for; the replacement is Verdict's to judge (above)
+    assertThat(ledger.awaited(notVisible, key("task-1")::equals)).containsExactly(key("task-2"));
+    // and: while the replaced one has not fired either, both are
+    assertThat(ledger.awaited(notVisible, visible -> false))
+        .containsExactlyInAnyOrderElementsOf(notVisible);
   }
 
   private static String key(String id) {
