@@ -165,11 +165,7 @@ public final class FireSlots {
     FireRateLimits now = limits.get();
     long nowMicros = nowMs * MICROS_PER_MS;
     Bucket byTopic = bucket(topic, now, nowMicros);
-    Bucket byTenant =
-        tenant.isEmpty()
-            ? null
-            : bucket(
-                tenantSubjects.computeIfAbsent(tenant, FireRateLimits::tenant), now, nowMicros);
+    Bucket byTenant = tenantBucket(tenant, now, nowMicros);
     if (byTopic == null && byTenant == null) {
       return OptionalLong.empty(); // the common case: a look-up or two in memory
     }
@@ -233,11 +229,7 @@ public final class FireSlots {
     FireRateLimits now = limits.get();
     long nowMicros = micros(nowMs);
     Bucket byTopic = bucket(topic, now, nowMicros);
-    Bucket byTenant =
-        tenant.isEmpty()
-            ? null
-            : bucket(
-                tenantSubjects.computeIfAbsent(tenant, FireRateLimits::tenant), now, nowMicros);
+    Bucket byTenant = tenantBucket(tenant, now, nowMicros);
     long slotMicros = micros(slotMs);
     if (!late(byTopic, slotMicros, nowMicros) && !late(byTenant, slotMicros, nowMicros)) {
       return OptionalLong.empty();
@@ -338,6 +330,13 @@ public final class FireSlots {
     long bound = deferredTo.getOrDefault(bucket.subject, Long.MIN_VALUE);
     Long clock = restored.get(bucket.subject);
     return clock == null ? bound : Math.max(bound, clock - bucket.interval);
+  }
+
+  /** A tenant's clock, as {@link #bucket}; null for the shared namespace (no tenant). */
+  private Bucket tenantBucket(String tenant, FireRateLimits now, long nowMicros) {
+    return tenant.isEmpty()
+        ? null
+        : bucket(tenantSubjects.computeIfAbsent(tenant, FireRateLimits::tenant), now, nowMicros);
   }
 
   /**
